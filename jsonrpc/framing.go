@@ -1,0 +1,185 @@
+package jsonrpc
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+)
+
+// DefaultMaxMessageSize is the largest message a LineReader accepts unless
+// told otherwise.
+const DefaultMaxMessageSize = 4 << 20
+
+// TooLargeError reports a line longer than the reader's limit. The line has
+// been consumed, so the next Read starts at the following line.
+type TooLargeError struct {
+	Limit int
+	// Size is the length of the line, or -1 if the stream ended before its
+	// newline.
+	Size int
+	// Prefix holds the first bytes of the line, from which the id of the
+	// oversized request can often still be read (see PeekID).
+	Prefix []byte
+}
+
+func (e *TooLargeError) Error() string {
+	if e.Size < 0 {
+		return fmt.Sprintf("message exceeds the %d-byte limit", e.Limit)
+	}
+	return fmt.Sprintf("message of %d bytes exceeds the %d-byte limit", e.Size, e.Limit)
+}
+
+// LineReader reads newline-delimited messages.
+type LineReader struct {
+	r   *bufio.Reader
+	max int
+}
+
+// NewLineReader returns a reader of lines of at most max bytes (0 means
+// DefaultMaxMessageSize).
+func NewLineReader(r io.Reader, max int) *LineReader {
+	if max <= 0 {
+		max = DefaultMaxMessageSize
+	}
+	return &LineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+const prefixKeep = 64 << 10
+
+// Read returns the next line that is not blank, without its line
+// terminator, in a slice the caller owns. A line over the limit is skipped
+// and reported as a *TooLargeError; reading can go on after it. At the end
+// of the stream Read returns io.EOF (a last line without a newline is still
+// returned first).
+func (lr *LineReader) Read() ([]byte, error) {
+	for {
+		line, err := lr.readLine()
+		if err != nil {
+			return nil, err
+		}
+		if len(trimSpace(line)) > 0 {
+			return line, nil
+		}
+	}
+}
+
+func (lr *LineReader) readLine() ([]byte, error) {
+	frag, err := lr.r.ReadSlice('\n')
+	if err == nil {
+		if len(frag)-1 > lr.max {
+			return nil, &TooLargeError{Limit: lr.max, Size: len(frag) - 1, Prefix: clone(frag[:min(len(frag), prefixKeep)])}
+		}
+		return clone(frag[:len(frag)-1]), nil
+	}
+	if err == io.EOF {
+		if len(frag) == 0 {
+			return nil, io.EOF
+		}
+		if len(frag) > lr.max {
+			return nil, &TooLargeError{Limit: lr.max, Size: len(frag), Prefix: clone(frag[:min(len(frag), prefixKeep)])}
+		}
+		return clone(frag), nil
+	}
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, err
+	}
+	// A long line: gather it, but stop keeping bytes past the limit.
+	buf := append([]byte(nil), frag...)
+	size := len(frag)
+	for {
+		frag, err = lr.r.ReadSlice('\n')
+		size += len(frag)
+		if size <= lr.max+1 {
+			buf = append(buf, frag...)
+		}
+		switch {
+		case err == nil:
+			if size-1 > lr.max {
+				return nil, &TooLargeError{Limit: lr.max, Size: size - 1, Prefix: buf[:min(len(buf), prefixKeep)]}
+			}
+			return buf[:len(buf)-1], nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err == io.EOF:
+			if size > lr.max {
+				return nil, &TooLargeError{Limit: lr.max, Size: size, Prefix: buf[:min(len(buf), prefixKeep)]}
+			}
+			return buf, nil
+		default:
+			return nil, err
+		}
+	}
+}
+
+func clone(b []byte) []byte { return append([]byte(nil), b...) }
+
+// LineWriter writes newline-delimited messages. Write may be called from
+// many goroutines; each message is written whole. Writers that arrive while
+// another is writing are flushed together, so a burst of replies costs one
+// system call rather than one each.
+type LineWriter struct {
+	mu      sync.Mutex
+	w       *bufio.Writer
+	waiting atomic.Int32
+	err     error
+}
+
+// NewLineWriter returns a LineWriter on w.
+func NewLineWriter(w io.Writer) *LineWriter {
+	return &LineWriter{w: bufio.NewWriterSize(w, 64<<10)}
+}
+
+// Write writes msg, which must not contain a newline, and a newline.
+func (lw *LineWriter) Write(msg []byte) error {
+	if bytes.IndexByte(msg, '\n') >= 0 {
+		return errors.New("jsonrpc: message contains a newline")
+	}
+	lw.waiting.Add(1)
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	lw.waiting.Add(-1)
+	if lw.err != nil {
+		return lw.err
+	}
+	lw.w.Write(msg)
+	lw.w.WriteByte('\n')
+	// The last writer in a burst flushes for everyone before it.
+	if lw.waiting.Load() == 0 {
+		lw.err = lw.w.Flush()
+	}
+	return lw.err
+}
+
+// PeekID returns the top-level id of a message, reading only as far as
+// needed: it works on a truncated prefix as long as the id comes before the
+// cut. It returns the zero ID if none can be found.
+func PeekID(prefix []byte) ID {
+	d := jsontextDecoder(prefix)
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return ID{}
+	}
+	for {
+		name, err := d.ReadToken()
+		if err != nil || name.Kind() != '"' {
+			return ID{}
+		}
+		if name.String() == "id" {
+			v, err := d.ReadValue()
+			if err != nil {
+				return ID{}
+			}
+			id, e := parseID(clone(v))
+			if e != nil {
+				return ID{}
+			}
+			return id
+		}
+		if err := d.SkipValue(); err != nil {
+			return ID{}
+		}
+	}
+}

@@ -1,0 +1,92 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// FuzzDecodeMessage checks that no input crashes the decoder and that every
+// answer it implies is itself a valid message carrying the peer's id
+// unchanged.
+func FuzzDecodeMessage(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"a","arguments":{"b":[1,{"c":null}]}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}`,
+		`{"jsonrpc":"2.0","id":"\ud800","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":18446744073709551617,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
+		`{"jsonrpc":"2.0","id":1,"id":2}`,
+		"{\"a\":\"\xff\"}",
+		`[[[[[[[[[[`,
+		``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if IsBatch(data) {
+			elems, err := SplitBatch(data)
+			if err == nil && len(elems) == 0 {
+				t.Fatal("SplitBatch returned no elements and no error")
+			}
+			return
+		}
+		m, de := DecodeMessage(data)
+		var out []byte
+		switch {
+		case de != nil:
+			if m != nil {
+				t.Fatal("message and error both returned")
+			}
+			if de.Err == nil || de.Err.Message == "" {
+				t.Fatal("error without a message")
+			}
+			out = AppendError(nil, de.ID, de.Err)
+		case m.Kind() == KindRequest:
+			if !bytes.Contains(data, m.ID.Raw()) {
+				t.Fatalf("id %s is not in the input", m.ID.Raw())
+			}
+			out = AppendResult(nil, m.ID, []byte(`{}`))
+			if m.Params != nil && !jsontext.Value(m.Params).IsValid(jsontext.AllowInvalidUTF8(true)) {
+				t.Fatal("params not valid JSON")
+			}
+		default:
+			return
+		}
+		if !jsontext.Value(out).IsValid(jsontext.AllowInvalidUTF8(true)) {
+			t.Fatalf("reply is not valid JSON: %s", out)
+		}
+		if _, de := DecodeMessage(out); de != nil && de.Err.Code == CodeParseError {
+			t.Fatalf("reply does not decode: %s: %v", out, de.Err)
+		}
+	})
+}
+
+func FuzzLineReader(f *testing.F) {
+	f.Add([]byte("a\nbb\n\nccc"), 2)
+	f.Add([]byte("\n\n\n"), 1)
+	f.Fuzz(func(t *testing.T, data []byte, max int) {
+		if max <= 0 || max > 1<<20 {
+			max = 8
+		}
+		lr := NewLineReader(bytes.NewReader(data), max)
+		for i := 0; i <= len(data)+1; i++ {
+			line, err := lr.Read()
+			if err != nil {
+				if _, ok := err.(*TooLargeError); ok {
+					continue
+				}
+				return
+			}
+			if len(line) > max || bytes.IndexByte(line, '\n') >= 0 {
+				t.Fatalf("line %q breaks the limit %d", line, max)
+			}
+		}
+		t.Fatal("reader did not reach the end")
+	})
+}
