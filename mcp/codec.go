@@ -1,0 +1,128 @@
+package mcp
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+func marshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+// unmarshalParams decodes request params into v. Absent params decode as
+// an empty object. A mismatch is an invalid-params error that names the
+// member at fault.
+func unmarshalParams(raw jsontext.Value, v any) error {
+	if len(raw) == 0 {
+		raw = jsontext.Value("{}")
+	}
+	if err := json.Unmarshal(raw, v, jsontext.AllowInvalidUTF8(true)); err != nil {
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %s", describeUnmarshalError(err))
+	}
+	return nil
+}
+
+// describeUnmarshalError names where in the params a decoding error was.
+func describeUnmarshalError(err error) string {
+	var se *json.SemanticError
+	if errors.As(err, &se) {
+		where := string(se.JSONPointer)
+		if where == "" {
+			where = "the params"
+		}
+		want := ""
+		if se.GoType != nil {
+			want = goTypeName(se.GoType.Kind().String())
+		}
+		got := ""
+		if se.JSONKind != 0 {
+			got = kindName(se.JSONKind)
+		}
+		switch {
+		case want != "" && got != "":
+			return fmt.Sprintf("%s must be %s, not %s", where, want, got)
+		case se.Err != nil:
+			return fmt.Sprintf("%s: %v", where, se.Err)
+		}
+		return fmt.Sprintf("%s has the wrong type", where)
+	}
+	var sy *jsontext.SyntacticError
+	if errors.As(err, &sy) {
+		return fmt.Sprintf("invalid JSON at %s: %v", sy.JSONPointer, sy.Err)
+	}
+	return err.Error()
+}
+
+func goTypeName(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "an integer"
+	case "float32", "float64":
+		return "a number"
+	case "slice", "array":
+		return "an array"
+	case "map", "struct", "ptr":
+		return "an object"
+	}
+	return ""
+}
+
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	case '[':
+		return "an array"
+	case '{':
+		return "an object"
+	}
+	return "something else"
+}
+
+// findMember returns the raw value of the top-level member name of a JSON
+// object, or nil.
+func findMember(obj []byte, name string) []byte {
+	d := jsontext.NewDecoder(bytes.NewBuffer(obj), jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil
+	}
+	for d.PeekKind() == '"' {
+		k, err := d.ReadToken()
+		if err != nil {
+			return nil
+		}
+		if k.String() == name {
+			v, err := d.ReadValue()
+			if err != nil {
+				return nil
+			}
+			end := int(d.InputOffset())
+			return obj[end-len(v) : end : end]
+		}
+		if d.SkipValue() != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+func stack() string { return string(debug.Stack()) }
+
+// unmarshalValue decodes a peer-supplied value.
+func unmarshalValue(b []byte, v any) error {
+	return json.Unmarshal(b, v, jsontext.AllowInvalidUTF8(true))
+}

@@ -1,0 +1,109 @@
+package mcp
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// Request is one inbound request or notification as handlers and
+// middleware see it.
+type Request struct {
+	// Method is the JSON-RPC method.
+	Method string
+	// ID is the request id; it is zero for a notification.
+	ID jsonrpc.ID
+	// RawParams are the params exactly as received (nil when absent).
+	RawParams jsontext.Value
+	// Session is the client's session.
+	Session *ServerSession
+
+	rev      revision
+	w        MessageWriter      // the stream of this request
+	respond  func([]byte) error // where the response goes
+	inline   bool
+	cancelFn context.CancelCauseFunc
+
+	cancelled atomic.Bool // cancelled by the client: send no response
+	done      atomic.Bool // answered: send nothing more about it
+
+	metaOnce sync.Once
+	token    ProgressToken
+	progMu   sync.Mutex
+	lastProg float64
+	progSent bool
+}
+
+type requestKey struct{}
+
+// requestFrom returns the request a handler's context belongs to.
+func requestFrom(ctx context.Context) *Request {
+	r, _ := ctx.Value(requestKey{}).(*Request)
+	return r
+}
+
+// IsNotification reports whether the message expects no response.
+func (r *Request) IsNotification() bool { return r.ID.IsZero() }
+
+// ProtocolVersion returns the protocol revision this request is served at.
+func (r *Request) ProtocolVersion() string { return r.rev.String() }
+
+func (r *Request) cancel(cause error) {
+	if r.cancelFn != nil {
+		r.cancelFn(cause)
+	}
+}
+
+// MethodHandler handles one method. The result is encoded as JSON; a
+// returned *jsonrpc.Error is sent as it is, any other error as an internal
+// error carrying its text.
+type MethodHandler func(ctx context.Context, req *Request) (result any, err error)
+
+// Middleware wraps a MethodHandler; it sees every inbound request and
+// notification, with the method's result or error.
+type Middleware func(MethodHandler) MethodHandler
+
+// call runs the middleware chain, turning a panic into an internal error
+// so that one bad handler never ends the session.
+func (s *Server) call(ctx context.Context, req *Request) (res any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.logger.Error("mcp: handler panicked", "method", req.Method, "panic", p, "stack", stack())
+			res, err = nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: the server failed while handling %s; the details are in the server's log", req.Method)
+		}
+	}()
+	return (*s.handler.Load())(ctx, req)
+}
+
+// progressToken returns params._meta.progressToken, read on first use:
+// most requests never report progress, so most never pay for the lookup.
+func (r *Request) progressToken() ProgressToken {
+	r.metaOnce.Do(func() {
+		r.token = findProgressToken(r.RawParams)
+	})
+	return r.token
+}
+
+// findProgressToken reads _meta.progressToken from raw params without
+// decoding anything else. Only a string or an integer is a token.
+func findProgressToken(params jsontext.Value) ProgressToken {
+	if len(params) == 0 {
+		return nil
+	}
+	meta := findMember(params, "_meta")
+	if len(meta) == 0 || meta[0] != '{' {
+		return nil
+	}
+	tok := findMember(meta, "progressToken")
+	if len(tok) == 0 {
+		return nil
+	}
+	var id jsonrpc.ID
+	if id.UnmarshalJSON(tok) != nil {
+		return nil
+	}
+	return tok
+}

@@ -1,0 +1,379 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/invopop/jsonschema"
+	sj "github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// schema is a compiled JSON Schema with its JSON form.
+type schema struct {
+	raw      jsontext.Value
+	compiled *sj.Schema
+	// trivial schemas accept every object ({"type":"object"} and the
+	// like), so validating against them is skipped.
+	trivial  bool
+	defaults map[string]jsontext.Value // top-level property defaults
+}
+
+// SupportedSchemaDialects are the JSON Schema dialects a tool's schema
+// may name in $schema. A schema without $schema is 2020-12.
+var SupportedSchemaDialects = []string{
+	"https://json-schema.org/draft/2020-12/schema",
+	"https://json-schema.org/draft/2019-09/schema",
+	"http://json-schema.org/draft-07/schema#",
+	"http://json-schema.org/draft-06/schema#",
+	"http://json-schema.org/draft-04/schema#",
+}
+
+// noLoader refuses every external $ref: schemas from tools must never make
+// the server fetch a URL or read a file.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("external reference %q is not resolved: schemas must be self-contained", url)
+}
+
+// compileSchema encodes v, checks that it is a valid schema of its
+// dialect and, if object is set, that its root type is "object".
+func compileSchema(v any, object bool) (*schema, error) {
+	raw, err := schemaJSON(v)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := decodeInstance(raw)
+	if err != nil {
+		return nil, fmt.Errorf("not valid JSON: %w", err)
+	}
+	m, ok := doc.(map[string]any)
+	if !ok {
+		return nil, errors.New("a schema must be a JSON object")
+	}
+	if object && m["type"] != "object" {
+		return nil, fmt.Errorf(`the root must have "type": "object", not %v`, m["type"])
+	}
+	if d, ok := m["$schema"]; ok {
+		ds, _ := d.(string)
+		if !slices.Contains(SupportedSchemaDialects, ds) && !slices.Contains(SupportedSchemaDialects, ds+"#") {
+			return nil, fmt.Errorf("the JSON Schema dialect %q is not supported; use 2020-12 (omit $schema) or one of %s", ds, strings.Join(SupportedSchemaDialects, ", "))
+		}
+	}
+	c := sj.NewCompiler()
+	c.DefaultDraft(sj.Draft2020)
+	c.UseLoader(noLoader{})
+	const loc = "urn:mcpgate:schema"
+	if err := c.AddResource(loc, doc); err != nil {
+		return nil, err
+	}
+	compiled, err := c.Compile(loc)
+	if err != nil {
+		return nil, fmt.Errorf("invalid schema: %w", err)
+	}
+	s := &schema{raw: raw, compiled: compiled, trivial: isTrivialObjectSchema(m)}
+	if props, ok := m["properties"].(map[string]any); ok {
+		for name, p := range props {
+			if pm, ok := p.(map[string]any); ok {
+				if d, ok := pm["default"]; ok {
+					if b, err := json.Marshal(d); err == nil {
+						if s.defaults == nil {
+							s.defaults = map[string]jsontext.Value{}
+						}
+						s.defaults[name] = b
+					}
+				}
+			}
+		}
+	}
+	return s, nil
+}
+
+func schemaJSON(v any) (jsontext.Value, error) {
+	var raw []byte
+	switch v := v.(type) {
+	case jsontext.Value:
+		raw = v
+	case json.RawMessage:
+		raw = v
+	case []byte:
+		raw = v
+	case string:
+		raw = []byte(v)
+	default:
+		// Sorted keys: a tool's definition must encode the same way every
+		// time, or clients' prompt caches are invalidated for nothing.
+		b, err := jsonv2.Marshal(v, jsonv2.Deterministic(true))
+		if err != nil {
+			return nil, fmt.Errorf("cannot be encoded: %w", err)
+		}
+		raw = b
+	}
+	val := jsontext.Value(bytes.Clone(raw))
+	if err := val.Compact(); err != nil {
+		return nil, fmt.Errorf("not valid JSON: %w", err)
+	}
+	return val, nil
+}
+
+// isTrivialObjectSchema reports whether a schema accepts any object.
+func isTrivialObjectSchema(m map[string]any) bool {
+	for k, v := range m {
+		switch k {
+		case "type", "$schema", "title", "description", "$comment", "examples", "default":
+		case "properties":
+			if p, ok := v.(map[string]any); !ok || len(p) > 0 {
+				return false
+			}
+		case "additionalProperties":
+			if v != true {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// validate checks raw arguments (absent means {}) and returns the problems
+// as one sentence per fault, or "" if there are none.
+func (s *schema) validate(raw jsontext.Value) string {
+	if s.trivial {
+		return ""
+	}
+	if len(raw) == 0 {
+		raw = jsontext.Value("{}")
+	}
+	v, err := decodeInstance(raw)
+	if err != nil {
+		return "the arguments are not valid JSON"
+	}
+	return s.check(v)
+}
+
+// validateValue checks a Go value, such as a handler's structured output.
+func (s *schema) validateValue(v any) string {
+	b, err := jsonv2.Marshal(v)
+	if err != nil {
+		return "the value cannot be encoded as JSON"
+	}
+	inst, err := decodeInstance(b)
+	if err != nil {
+		return "the value is not valid JSON"
+	}
+	return s.check(inst)
+}
+
+var printer = message.NewPrinter(language.English)
+
+func (s *schema) check(v any) string {
+	err := s.compiled.Validate(v)
+	if err == nil {
+		return ""
+	}
+	var ve *sj.ValidationError
+	if !errors.As(err, &ve) {
+		return err.Error()
+	}
+	var problems []string
+	var walk func(e *sj.ValidationError)
+	walk = func(e *sj.ValidationError) {
+		if len(e.Causes) == 0 {
+			where := "/" + strings.Join(e.InstanceLocation, "/")
+			msg := e.ErrorKind.LocalizedString(printer)
+			if where == "/" {
+				problems = append(problems, msg)
+			} else {
+				problems = append(problems, where+": "+msg)
+			}
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	slices.Sort(problems)
+	problems = slices.Compact(problems)
+	if len(problems) > 10 {
+		problems = append(problems[:10], fmt.Sprintf("and %d more", len(problems)-10))
+	}
+	return strings.Join(problems, "; ")
+}
+
+// withDefaults returns raw arguments with the schema's top-level defaults
+// filled in for members that are absent.
+func (s *schema) withDefaults(raw jsontext.Value) jsontext.Value {
+	if len(s.defaults) == 0 {
+		return raw
+	}
+	var m map[string]jsontext.Value
+	if len(raw) > 0 {
+		if err := jsonv2.Unmarshal(raw, &m, jsontext.AllowInvalidUTF8(true)); err != nil {
+			return raw
+		}
+	}
+	added := false
+	for k, d := range s.defaults {
+		if _, ok := m[k]; !ok {
+			if m == nil {
+				m = map[string]jsontext.Value{}
+			}
+			m[k] = d
+			added = true
+		}
+	}
+	if !added {
+		return raw
+	}
+	b, err := jsonv2.Marshal(m, jsonv2.Deterministic(true))
+	if err != nil {
+		return raw
+	}
+	return b
+}
+
+// decodeInstance decodes JSON into the form the validator wants: maps,
+// slices, strings, bools, nil and json.Number (exact, even for integers
+// beyond 2^53).
+func decodeInstance(raw []byte) (any, error) {
+	d := jsontext.NewDecoder(bytes.NewReader(raw), jsontext.AllowInvalidUTF8(true))
+	v, err := decodeValue(d)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := d.ReadToken(); err == nil {
+		return nil, errors.New("unexpected data after the value")
+	}
+	return v, nil
+}
+
+func decodeValue(d *jsontext.Decoder) (any, error) {
+	tok, err := d.ReadToken()
+	if err != nil {
+		return nil, err
+	}
+	switch tok.Kind() {
+	case 'n':
+		return nil, nil
+	case 't':
+		return true, nil
+	case 'f':
+		return false, nil
+	case '"':
+		return tok.String(), nil
+	case '0':
+		return json.Number(tok.String()), nil
+	case '[':
+		arr := []any{}
+		for d.PeekKind() != ']' {
+			v, err := decodeValue(d)
+			if err != nil {
+				return nil, err
+			}
+			arr = append(arr, v)
+		}
+		_, err := d.ReadToken()
+		return arr, err
+	case '{':
+		obj := map[string]any{}
+		for d.PeekKind() != '}' {
+			k, err := d.ReadToken()
+			if err != nil {
+				return nil, err
+			}
+			key := k.String() // the token is only valid until the next read
+			v, err := decodeValue(d)
+			if err != nil {
+				return nil, err
+			}
+			obj[key] = v
+		}
+		_, err := d.ReadToken()
+		return obj, err
+	}
+	return nil, fmt.Errorf("unexpected token %v", tok)
+}
+
+// inferSchema derives a JSON Schema (2020-12) from a Go type: json tags
+// name the properties, fields without omitempty or omitzero are required,
+// and jsonschema tags add descriptions, enums, defaults and bounds:
+//
+//	Priority string `json:"priority,omitempty" jsonschema:"description=How urgent,enum=low,enum=high,default=low"`
+//
+// No $schema member is written: 2020-12 is the default dialect, and
+// older clients reject a $schema they do not know.
+func inferSchema(t reflect.Type) (jsontext.Value, error) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() == reflect.Interface {
+		return jsontext.Value(`{"type":"object"}`), nil
+	}
+	// Nested types are written inline, which every client handles; only a
+	// recursive type needs $defs and $ref. Then the root definition is
+	// hoisted, so the root still says "type": "object".
+	rec := recursive(t, map[reflect.Type]bool{})
+	r := &jsonschema.Reflector{Anonymous: true, ExpandedStruct: !rec, DoNotReference: !rec}
+	sch := r.ReflectFromType(t)
+	if rec {
+		name := strings.TrimPrefix(sch.Ref, "#/$defs/")
+		root, ok := sch.Definitions[name]
+		if !ok {
+			return nil, fmt.Errorf("no definition for %s", sch.Ref)
+		}
+		hoisted := *root
+		hoisted.Definitions = sch.Definitions
+		sch = &hoisted
+	}
+	sch.Version, sch.ID = "", ""
+	// The reflector's own encoding keeps properties in field order.
+	b, err := json.Marshal(sch)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// schemaType returns the root "type" of a schema in JSON form.
+func schemaType(raw jsontext.Value) string {
+	t := findMember(raw, "type")
+	if len(t) == 0 || t[0] != '"' {
+		return ""
+	}
+	var s string
+	jsonv2.Unmarshal(t, &s)
+	return s
+}
+
+// recursive reports whether t refers to itself, which inline schemas
+// cannot express.
+func recursive(t reflect.Type, seen map[reflect.Type]bool) bool {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	if seen[t] {
+		return true
+	}
+	seen[t] = true
+	defer delete(seen, t)
+	for i := 0; i < t.NumField(); i++ {
+		if f := t.Field(i); f.IsExported() && recursive(f.Type, seen) {
+			return true
+		}
+	}
+	return false
+}

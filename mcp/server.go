@@ -1,0 +1,196 @@
+package mcp
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ServerOptions configure a Server. The zero value is a good default.
+type ServerOptions struct {
+	// Instructions are sent to clients in the initialize result; clients
+	// may add them to the model's system prompt.
+	Instructions string
+
+	// Logger receives the server's own diagnostics (never stdout). Nil
+	// means slog.Default(), which writes to stderr.
+	Logger *slog.Logger
+
+	// PageSize is the number of items per page of the list methods.
+	// Zero means 1000.
+	PageSize int
+
+	// HasTools, HasResources and HasPrompts declare a feature even while
+	// nothing of that kind is registered, for servers whose tools appear
+	// later. A feature with registered items is always declared.
+	HasTools, HasResources, HasPrompts bool
+
+	// Logging declares the logging capability, which lets handlers send
+	// log messages to the client (Request.Log, ServerSession.Log).
+	Logging bool
+
+	// CompletionHandler answers completion/complete; the completions
+	// capability is declared only when it is set.
+	CompletionHandler func(context.Context, *CompleteRequest) (*CompleteResult, error)
+
+	// InitializedHandler is called when a session receives
+	// notifications/initialized.
+	InitializedHandler func(context.Context, *ServerSession)
+
+	// RootsListChangedHandler is called when a client reports that its
+	// roots changed.
+	RootsListChangedHandler func(context.Context, *ServerSession)
+
+	// MaxConcurrentRequests bounds the requests one session runs at once;
+	// requests past the bound are answered with an error at once instead
+	// of queueing without limit. Zero means 256.
+	MaxConcurrentRequests int
+
+	// ClientRequestTimeout bounds a server-to-client request (sampling,
+	// elicitation, roots) whose context has no deadline. Zero means 60s.
+	ClientRequestTimeout time.Duration
+
+	// Middleware wraps every inbound method, outermost first.
+	Middleware []Middleware
+}
+
+// Server holds the registered tools, resources and prompts, and serves
+// them to any number of sessions.
+type Server struct {
+	impl   *Implementation
+	opts   ServerOptions
+	logger *slog.Logger
+
+	tools     *registry[*serverTool]
+	resources *registry[*serverResource]
+	templates *registry[*serverTemplate]
+	prompts   *registry[*serverPrompt]
+
+	handler atomic.Pointer[MethodHandler]
+
+	mu       sync.Mutex
+	sessions map[*ServerSession]struct{}
+	changes  map[string]*time.Timer // pending list_changed notifications by method
+}
+
+// NewServer returns a server that identifies itself as impl.
+func NewServer(impl *Implementation, opts *ServerOptions) *Server {
+	if impl == nil {
+		impl = &Implementation{Name: "mcpgate", Version: "dev"}
+	}
+	s := &Server{impl: impl, sessions: map[*ServerSession]struct{}{}, changes: map[string]*time.Timer{}}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if s.opts.PageSize <= 0 {
+		s.opts.PageSize = 1000
+	}
+	if s.opts.MaxConcurrentRequests <= 0 {
+		s.opts.MaxConcurrentRequests = 256
+	}
+	if s.opts.ClientRequestTimeout <= 0 {
+		s.opts.ClientRequestTimeout = 60 * time.Second
+	}
+	s.logger = s.opts.Logger
+	if s.logger == nil {
+		s.logger = slog.Default()
+	}
+	s.tools = newRegistry(func(t *serverTool) string { return t.tool.Name })
+	s.resources = newRegistry(func(r *serverResource) string { return r.resource.URI })
+	s.templates = newRegistry(func(t *serverTemplate) string { return t.template.URITemplate })
+	s.prompts = newRegistry(func(p *serverPrompt) string { return p.prompt.Name })
+	s.AddMiddleware(s.opts.Middleware...)
+	return s
+}
+
+// AddMiddleware wraps every inbound method with mw, the first outermost,
+// inside any middleware added before.
+func (s *Server) AddMiddleware(mw ...Middleware) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var h MethodHandler
+	if p := s.handler.Load(); p != nil {
+		h = *p
+	} else {
+		h = s.dispatch
+	}
+	for i := len(mw) - 1; i >= 0; i-- {
+		h = mw[i](h)
+	}
+	s.handler.Store(&h)
+}
+
+// capabilities returns what the server declares to a client of revision r.
+func (s *Server) capabilities(r revision) ServerCapabilities {
+	var c ServerCapabilities
+	if s.opts.HasTools || s.tools.len() > 0 {
+		c.Tools = &ToolCapabilities{ListChanged: true}
+	}
+	if s.opts.HasResources || s.resources.len() > 0 || s.templates.len() > 0 {
+		c.Resources = &ResourceCapabilities{Subscribe: true, ListChanged: true}
+	}
+	if s.opts.HasPrompts || s.prompts.len() > 0 {
+		c.Prompts = &PromptCapabilities{ListChanged: true}
+	}
+	if s.opts.Logging {
+		c.Logging = &struct{}{}
+	}
+	if s.opts.CompletionHandler != nil && r.completionsCap() {
+		c.Completions = &struct{}{}
+	}
+	return c
+}
+
+// Sessions returns the sessions currently open.
+func (s *Server) Sessions() []*ServerSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*ServerSession, 0, len(s.sessions))
+	for ss := range s.sessions {
+		out = append(out, ss)
+	}
+	return out
+}
+
+func (s *Server) addSession(ss *ServerSession) {
+	s.mu.Lock()
+	s.sessions[ss] = struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *Server) removeSession(ss *ServerSession) {
+	s.mu.Lock()
+	delete(s.sessions, ss)
+	s.mu.Unlock()
+}
+
+// listChangedDelay coalesces bursts of registry changes (a gateway adding
+// fifty tools at once) into one notification per session.
+const listChangedDelay = 10 * time.Millisecond
+
+// changed schedules a list_changed notification for method to every
+// session that was told the feature exists.
+func (s *Server) changed(method string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.sessions) == 0 {
+		return
+	}
+	if t := s.changes[method]; t != nil {
+		return // already pending
+	}
+	s.changes[method] = time.AfterFunc(listChangedDelay, func() {
+		s.mu.Lock()
+		delete(s.changes, method)
+		sessions := make([]*ServerSession, 0, len(s.sessions))
+		for ss := range s.sessions {
+			sessions = append(sessions, ss)
+		}
+		s.mu.Unlock()
+		for _, ss := range sessions {
+			ss.notifyListChanged(method)
+		}
+	})
+}

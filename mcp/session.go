@@ -1,0 +1,459 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+type sessionState int32
+
+const (
+	stateCreated      sessionState = iota // waiting for initialize
+	stateInitializing                     // initialize answered, waiting for notifications/initialized
+	stateOperating
+	stateClosed
+)
+
+// ErrSessionClosed is returned by calls on a session that has ended.
+var ErrSessionClosed = errors.New("mcp: session closed")
+
+// SessionOptions configure a ServerSession.
+type SessionOptions struct {
+	// ID names the session (the HTTP transport's Mcp-Session-Id); it is
+	// also used in logs.
+	ID string
+}
+
+// ServerSession is one client's connection to a Server: its negotiated
+// revision and capabilities, its requests in flight, and its subscriptions.
+type ServerSession struct {
+	server *Server
+	out    MessageWriter
+	id     string
+	logger *slog.Logger
+
+	ctx    context.Context // ends when the session closes
+	cancel context.CancelFunc
+
+	state atomic.Int32
+	slots chan struct{} // one per running request
+
+	mu       sync.Mutex
+	rev      revision
+	params   *InitializeParams
+	caps     ServerCapabilities
+	logLevel LoggingLevel
+	subs     map[string]struct{}
+	inflight map[jsonrpc.ID]*Request
+	pending  map[jsonrpc.ID]chan *jsonrpc.Message
+	nextID   int64
+	running  sync.WaitGroup
+}
+
+// NewSession starts a session whose unsolicited messages (list_changed,
+// resource updates, server-to-client requests made outside any request)
+// are written to out.
+func (s *Server) NewSession(out MessageWriter, opts *SessionOptions) *ServerSession {
+	ss := &ServerSession{
+		server:   s,
+		out:      out,
+		slots:    make(chan struct{}, s.opts.MaxConcurrentRequests),
+		subs:     map[string]struct{}{},
+		inflight: map[jsonrpc.ID]*Request{},
+		pending:  map[jsonrpc.ID]chan *jsonrpc.Message{},
+	}
+	if opts != nil {
+		ss.id = opts.ID
+	}
+	ss.logger = s.logger
+	if ss.id != "" {
+		ss.logger = s.logger.With("session", ss.id)
+	}
+	ss.ctx, ss.cancel = context.WithCancel(context.Background())
+	s.addSession(ss)
+	return ss
+}
+
+// ID returns the session's id, or "" for an unnamed session.
+func (ss *ServerSession) ID() string { return ss.id }
+
+// ProtocolVersion returns the negotiated revision, or "" before initialize.
+func (ss *ServerSession) ProtocolVersion() string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.rev.String()
+}
+
+// InitializeParams returns what the client sent in initialize, or nil
+// before it.
+func (ss *ServerSession) InitializeParams() *InitializeParams {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.params
+}
+
+func (ss *ServerSession) clientCaps() *ClientCapabilities {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.params == nil {
+		return &ClientCapabilities{}
+	}
+	return &ss.params.Capabilities
+}
+
+func (ss *ServerSession) revision() revision {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.rev
+}
+
+// Done returns a channel closed when the session ends.
+func (ss *ServerSession) Done() <-chan struct{} { return ss.ctx.Done() }
+
+// Close ends the session: requests in flight are cancelled and calls to
+// the client fail with ErrSessionClosed.
+func (ss *ServerSession) Close() error {
+	if sessionState(ss.state.Swap(int32(stateClosed))) == stateClosed {
+		return nil
+	}
+	ss.cancel()
+	ss.mu.Lock()
+	for _, r := range ss.inflight {
+		r.cancel(ErrSessionClosed)
+	}
+	ss.mu.Unlock()
+	ss.server.removeSession(ss)
+	return nil
+}
+
+// Wait blocks until every request the session admitted has finished.
+func (ss *ServerSession) Wait() { ss.running.Wait() }
+
+// Handle processes one message body from the client: a message, or a
+// batch where the session negotiated 2025-03-26. Replies, and the messages
+// a request sends while it runs (progress, logs, server-to-client
+// requests), are written to w. Handle returns when every request in the
+// body has been answered or cancelled; responses and notifications return
+// at once. It suits transports where each body has its own reply stream.
+func (ss *ServerSession) Handle(ctx context.Context, data []byte, w MessageWriter) {
+	ss.process(ctx, data, w, true)
+}
+
+// receive is Handle for stream transports: requests run in their own
+// goroutines and receive returns once each has been admitted, so a slow
+// tool never holds up the next message.
+func (ss *ServerSession) receive(ctx context.Context, data []byte, w MessageWriter) {
+	ss.process(ctx, data, w, false)
+}
+
+func (ss *ServerSession) process(ctx context.Context, data []byte, w MessageWriter, wait bool) {
+	if jsonrpc.IsBatch(data) {
+		ss.processBatch(ctx, data, w, wait)
+		return
+	}
+	msg, de := jsonrpc.DecodeMessage(data)
+	if de != nil {
+		ss.rejected(w, de)
+		return
+	}
+	switch msg.Kind() {
+	case jsonrpc.KindResponse:
+		ss.handleResponse(msg)
+	case jsonrpc.KindNotification:
+		ss.handleNotification(ctx, msg, w)
+	case jsonrpc.KindRequest:
+		req, rerr := ss.admit(msg, w, w.WriteMessage)
+		if rerr != nil {
+			ss.writeError(w, msg.ID, rerr)
+			return
+		}
+		if wait || req.inline {
+			ss.run(ctx, req)
+		} else {
+			go ss.run(ctx, req)
+		}
+	}
+}
+
+func (ss *ServerSession) rejected(w MessageWriter, de *jsonrpc.DecodeError) {
+	if !de.Reply {
+		ss.logger.Debug("mcp: dropped a malformed message that needs no answer", "error", de.Err.Message)
+		return
+	}
+	ss.writeError(w, de.ID, de.Err)
+}
+
+func (ss *ServerSession) writeError(w MessageWriter, id jsonrpc.ID, e *jsonrpc.Error) {
+	if err := w.WriteMessage(jsonrpc.AppendError(nil, id, e)); err != nil {
+		ss.logger.Debug("mcp: could not write an error reply", "error", err)
+	}
+}
+
+// admit checks a request against the lifecycle, the ids in flight and the
+// concurrency bound, and registers it. The returned error is the reply.
+func (ss *ServerSession) admit(msg *jsonrpc.Message, w MessageWriter, respond func([]byte) error) (*Request, *jsonrpc.Error) {
+	state := sessionState(ss.state.Load())
+	switch {
+	case state == stateClosed:
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: the session has ended; start a new one with initialize")
+	case msg.Method == "ping":
+	case msg.Method == "initialize":
+		if state != stateCreated {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: the session is already initialized; initialize may be sent only once")
+		}
+	case state == stateCreated:
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: the session is not initialized; send initialize first (got %q)", truncateString(msg.Method, 64))
+	}
+	req := &Request{Method: msg.Method, ID: msg.ID, RawParams: msg.Params, Session: ss, w: w, respond: respond}
+	// initialize and ping are answered on the reading goroutine: they are
+	// quick, initialize must change the state before the next message is
+	// read, and neither can be cancelled.
+	req.inline = msg.Method == "initialize" || msg.Method == "ping"
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	req.rev = ss.rev
+	if _, dup := ss.inflight[msg.ID]; dup {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: id %s is already in use by a request in progress; use a new id for each request", truncateString(msg.ID.String(), 64))
+	}
+	if !req.inline {
+		select {
+		case ss.slots <- struct{}{}:
+		default:
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: this session already runs %d requests, the most it allows; wait for some to finish and retry", cap(ss.slots))
+		}
+		ss.inflight[msg.ID] = req
+	}
+	ss.running.Add(1)
+	return req, nil
+}
+
+// run calls the handler chain for an admitted request and answers it.
+func (ss *ServerSession) run(ctx context.Context, req *Request) {
+	defer ss.running.Done()
+	var cancel context.CancelCauseFunc
+	if !req.inline {
+		ctx, cancel = context.WithCancelCause(ctx)
+		req.cancelFn = cancel
+		defer func() {
+			cancel(nil)
+			<-ss.slots
+		}()
+	}
+	ctx = context.WithValue(ctx, requestKey{}, req)
+	res, err := ss.server.call(ctx, req)
+
+	ss.mu.Lock()
+	delete(ss.inflight, req.ID)
+	ss.mu.Unlock()
+	// Nothing more may be sent for this request once it is answered.
+	req.progMu.Lock()
+	req.done.Store(true)
+	req.progMu.Unlock()
+	if req.cancelled.Load() {
+		return // the client cancelled it: no response at all
+	}
+	if err := req.respond(encodeResponse(req.ID, res, err, ss.logger)); err != nil {
+		ss.logger.Debug("mcp: could not write a response", "method", req.Method, "error", err)
+	}
+}
+
+func encodeResponse(id jsonrpc.ID, res any, err error, logger *slog.Logger) []byte {
+	if err != nil {
+		return jsonrpc.AppendError(nil, id, toRPCError(err))
+	}
+	if res == nil {
+		return jsonrpc.AppendResult(nil, id, []byte("{}"))
+	}
+	b, merr := marshal(res)
+	if merr != nil {
+		logger.Error("mcp: could not encode a result", "error", merr)
+		return jsonrpc.AppendError(nil, id, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: the server could not encode its result"))
+	}
+	return jsonrpc.AppendResult(nil, id, b)
+}
+
+func toRPCError(err error) *jsonrpc.Error {
+	var e *jsonrpc.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: the request timed out")
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+}
+
+// processBatch handles a JSON array body: accepted only where the session
+// negotiated 2025-03-26, and then answered with one array.
+func (ss *ServerSession) processBatch(ctx context.Context, data []byte, w MessageWriter, wait bool) {
+	elems, berr := jsonrpc.SplitBatch(data)
+	if berr != nil && berr.Code == jsonrpc.CodeParseError {
+		ss.writeError(w, jsonrpc.ID{}, berr)
+		return
+	}
+	if rev := ss.revision(); !rev.batches() {
+		why := "before initialize"
+		if rev != 0 {
+			why = "at protocol revision " + rev.String()
+		}
+		ss.writeError(w, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: JSON-RPC batches are not accepted %s (only at 2025-03-26); send one message at a time", why))
+		return
+	}
+	if berr != nil {
+		ss.writeError(w, jsonrpc.ID{}, berr)
+		return
+	}
+	var (
+		mu      sync.Mutex
+		replies [][]byte
+		wg      sync.WaitGroup
+	)
+	collect := func(b []byte) error {
+		mu.Lock()
+		replies = append(replies, b)
+		mu.Unlock()
+		return nil
+	}
+	for _, raw := range elems {
+		msg, de := jsonrpc.DecodeMessage(raw)
+		if de != nil {
+			if de.Reply {
+				collect(jsonrpc.AppendError(nil, de.ID, de.Err))
+			}
+			continue
+		}
+		switch msg.Kind() {
+		case jsonrpc.KindResponse:
+			ss.handleResponse(msg)
+		case jsonrpc.KindNotification:
+			ss.handleNotification(ctx, msg, w)
+		case jsonrpc.KindRequest:
+			if msg.Method == "initialize" {
+				collect(jsonrpc.AppendError(nil, msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: initialize must not be sent inside a batch")))
+				continue
+			}
+			req, rerr := ss.admit(msg, w, collect)
+			if rerr != nil {
+				collect(jsonrpc.AppendError(nil, msg.ID, rerr))
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ss.run(ctx, req)
+			}()
+		}
+	}
+	finish := func() {
+		wg.Wait()
+		if len(replies) == 0 {
+			return // all notifications: nothing at all is written
+		}
+		out := []byte{'['}
+		for i, r := range replies {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, r...)
+		}
+		out = append(out, ']')
+		if err := w.WriteMessage(out); err != nil {
+			ss.logger.Debug("mcp: could not write a batch response", "error", err)
+		}
+	}
+	if wait {
+		finish()
+		return
+	}
+	ss.running.Add(1) // the array must be written before the session drains
+	go func() {
+		defer ss.running.Done()
+		finish()
+	}()
+}
+
+// handleResponse delivers the client's answer to a server-to-client
+// request.
+func (ss *ServerSession) handleResponse(msg *jsonrpc.Message) {
+	ss.mu.Lock()
+	ch, ok := ss.pending[msg.ID]
+	delete(ss.pending, msg.ID)
+	ss.mu.Unlock()
+	if !ok {
+		ss.logger.Warn("mcp: dropped a response whose id matches no request of ours", "id", truncateString(msg.ID.String(), 64))
+		return
+	}
+	ch <- msg
+}
+
+func (ss *ServerSession) handleNotification(ctx context.Context, msg *jsonrpc.Message, w MessageWriter) {
+	req := &Request{Method: msg.Method, RawParams: msg.Params, Session: ss, w: w, rev: ss.revision(), inline: true}
+	req.done.Store(true) // a notification can send nothing back
+	ctx = context.WithValue(ctx, requestKey{}, req)
+	if _, err := ss.server.call(ctx, req); err != nil {
+		ss.logger.Debug("mcp: notification handler failed", "method", msg.Method, "error", err)
+	}
+}
+
+// cancelRequest handles notifications/cancelled.
+func (ss *ServerSession) cancelRequest(raw jsontext.Value, reason string) {
+	if len(raw) == 0 {
+		return
+	}
+	var id jsonrpc.ID
+	if err := id.UnmarshalJSON(raw); err != nil {
+		ss.logger.Debug("mcp: ignored a cancellation with a malformed requestId")
+		return
+	}
+	ss.mu.Lock()
+	req := ss.inflight[id]
+	ss.mu.Unlock()
+	if req == nil {
+		return // unknown or already finished: nothing to do
+	}
+	ss.logger.Debug("mcp: request cancelled by the client", "id", id.String(), "method", req.Method, "reason", reason)
+	req.cancelled.Store(true)
+	req.cancel(fmt.Errorf("cancelled by the client: %s", reason))
+}
+
+// notifyListChanged sends notifications/<kind>/list_changed if the session
+// was told the feature can change.
+func (ss *ServerSession) notifyListChanged(method string) {
+	if sessionState(ss.state.Load()) != stateOperating {
+		return
+	}
+	ss.mu.Lock()
+	caps := ss.caps
+	ss.mu.Unlock()
+	ok := false
+	switch method {
+	case notificationToolsListChanged:
+		ok = caps.Tools != nil && caps.Tools.ListChanged
+	case notificationPromptsListChanged:
+		ok = caps.Prompts != nil && caps.Prompts.ListChanged
+	case notificationResourcesListChanged:
+		ok = caps.Resources != nil && caps.Resources.ListChanged
+	}
+	if ok {
+		ss.notify(ss.out, method, nil)
+	}
+}
+
+// notify writes a notification to w.
+func (ss *ServerSession) notify(w MessageWriter, method string, params any) error {
+	var p []byte
+	if params != nil {
+		var err error
+		if p, err = marshal(params); err != nil {
+			return err
+		}
+	}
+	return w.WriteMessage(jsonrpc.AppendNotification(nil, method, p))
+}
