@@ -181,9 +181,9 @@ func TestIDUnmarshal(t *testing.T) {
 func TestPeekID(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"jsonrpc":"2.0","id":"abc","method":"x","params":{"a":"xxxx`: `"abc"`,
-		`{"jsonrpc":"2.0","method":"x","params":{"a":[1,2]},"id":7,"x`:  `7`,
-		`{"jsonrpc":"2.0","method":"x","params":{"a":"xxxxxxxx`:         ``,
-		`[1,2]`: ``,
+		`{"jsonrpc":"2.0","method":"x","params":{"a":[1,2]},"id":7,"x`: `7`,
+		`{"jsonrpc":"2.0","method":"x","params":{"a":"xxxxxxxx`:        ``,
+		`[1,2]`:          ``,
 		`{"id":{"a":1}}`: ``,
 	} {
 		if got := PeekID([]byte(in)).raw; got != want {

@@ -94,14 +94,14 @@ type CallToolRequest struct {
 // serverTool is a registered tool with what the hot path needs ready:
 // the compiled input schema and the tool's encoding for each revision.
 type serverTool struct {
-	tool      *Tool
-	handler   ToolHandler
-	input     *schema
-	output    *schema
+	tool    *Tool
+	handler ToolHandler
+	input   *schema
+	output  *schema
 	// outputTrusted is set for typed tools, whose structured content is
 	// encoded from the type the output schema was derived from.
 	outputTrusted bool
-	encodings [rev20251125 + 1]jsontext.Value
+	encodings     [rev20251125 + 1]jsontext.Value
 }
 
 // AddTool registers a tool with a handler that receives the raw
@@ -299,4 +299,3 @@ func TextResult(text string) *CallToolResult {
 func ErrorResult(format string, args ...any) *CallToolResult {
 	return errorResult(fmt.Sprintf(format, args...))
 }
-
