@@ -13,6 +13,13 @@ import (
 
 func marshal(v any) ([]byte, error) { return json.Marshal(v) }
 
+// encoded is a result the engine assembled from parts it had already
+// validated, sent without another encoding pass. Middleware sees it as
+// JSON text (it marshals as itself).
+type encoded []byte
+
+func (e encoded) MarshalJSON() ([]byte, error) { return e, nil }
+
 // unmarshalParams decodes request params into v. Absent params decode as
 // an empty object. A mismatch is an invalid-params error that names the
 // member at fault.

@@ -268,8 +268,12 @@ func encodeResponse(id jsonrpc.ID, res any, err error, logger *slog.Logger) []by
 	if err != nil {
 		return jsonrpc.AppendError(nil, id, toRPCError(err))
 	}
-	if res == nil {
+	switch r := res.(type) {
+	case nil:
 		return jsonrpc.AppendResult(nil, id, []byte("{}"))
+	case encoded:
+		// Assembled by the engine from validated parts (tools/list).
+		return jsonrpc.AppendResult(nil, id, r)
 	}
 	b, merr := marshal(res)
 	if merr != nil {

@@ -225,7 +225,7 @@ func (s *Server) listTools(_ context.Context, req *Request) (any, error) {
 		b, _ = jsontext.AppendQuote(b, next)
 	}
 	b = append(b, '}')
-	return jsontext.Value(b), nil
+	return encoded(b), nil
 }
 
 func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
