@@ -160,6 +160,16 @@ func (ss *ServerSession) ListRoots(ctx context.Context) (*ListRootsResult, error
 	return &res, nil
 }
 
+// NotifyElicitationComplete tells the client that the URL-mode
+// elicitation it started has finished, so it can retry what was waiting on
+// it. It is sent only to 2025-11-25 clients that declared URL mode.
+func (ss *ServerSession) NotifyElicitationComplete(elicitationID string) error {
+	if !ss.revision().urlElicitation() || !ss.clientCaps().Elicitation.url() {
+		return fmt.Errorf("%w: notifications/elicitation/complete (the client did not declare elicitation.url)", ErrCapabilityNotSupported)
+	}
+	return ss.notify(ss.out, notificationElicitationComplete, map[string]string{"elicitationId": elicitationID})
+}
+
 // Ping checks that the client answers.
 func (ss *ServerSession) Ping(ctx context.Context) error {
 	return ss.call(ctx, methodPing, nil, nil)

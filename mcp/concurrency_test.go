@@ -279,3 +279,23 @@ func TestMiddlewareSeesEveryMethod(t *testing.T) {
 		t.Errorf("middleware saw %s", got)
 	}
 }
+
+func TestElicitationComplete(t *testing.T) {
+	s := echoServer(nil)
+	sessions := make(chan *ServerSession, 1)
+	s.opts.InitializedHandler = func(ctx context.Context, ss *ServerSession) { sessions <- ss }
+	p := startPeer(t, s, nil)
+	p.initialize(LatestVersion, `{"elicitation":{"url":{}}}`)
+	ss := <-sessions
+	if err := ss.NotifyElicitationComplete("e-1"); err != nil {
+		t.Fatal(err)
+	}
+	if m := p.recv(); m.Method != "notifications/elicitation/complete" || string(m.Params) != `{"elicitationId":"e-1"}` {
+		t.Errorf("got %s", m.Raw)
+	}
+	p2 := startPeer(t, s, nil)
+	p2.initialize("2025-06-18", `{"elicitation":{}}`)
+	if err := (<-sessions).NotifyElicitationComplete("e-2"); !errors.Is(err, ErrCapabilityNotSupported) {
+		t.Errorf("2025-06-18: %v", err)
+	}
+}

@@ -51,6 +51,18 @@ func (r *Request) IsNotification() bool { return r.ID.IsZero() }
 // ProtocolVersion returns the protocol revision this request is served at.
 func (r *Request) ProtocolVersion() string { return r.rev.String() }
 
+// ClientCapabilities returns what the client declared it supports.
+func (r *Request) ClientCapabilities() *ClientCapabilities { return r.Session.clientCaps() }
+
+// ClientInfo returns the client's self-description (self-reported: do not
+// base security decisions on it).
+func (r *Request) ClientInfo() Implementation {
+	if p := r.Session.InitializeParams(); p != nil {
+		return p.ClientInfo
+	}
+	return Implementation{}
+}
+
 func (r *Request) cancel(cause error) {
 	if r.cancelFn != nil {
 		r.cancelFn(cause)
