@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=v1.2.3";
+// otherwise it comes from the module's build information.
+var version = ""
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "mcpgate",
+		Short: "An MCP server and gateway",
+		Long: `mcpgate serves tools to AI clients over the Model Context Protocol (MCP).
+
+Out of the box it offers a task store (create, list, update and complete
+tasks, kept in a SQLite file in your data directory), so an assistant such
+as Claude Desktop or Claude Code can keep track of work across sessions.
+
+Start it from an MCP client's configuration:
+
+  {"mcpServers": {"mcpgate": {"command": "mcpgate", "args": ["serve", "--stdio"]}}}
+
+Logs go to standard error; standard output carries only protocol messages.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	var logLevel string
+	root.PersistentFlags().StringVar(&logLevel, "log-level", envOr("MCPGATE_LOG_LEVEL", "info"), "log detail on stderr: debug, info, warn or error (env MCPGATE_LOG_LEVEL)")
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		var lvl slog.Level
+		if err := lvl.UnmarshalText([]byte(strings.ToUpper(logLevel))); err != nil {
+			return fmt.Errorf("--log-level %q: use debug, info, warn or error", logLevel)
+		}
+		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})))
+		return nil
+	}
+	root.AddCommand(newServeCmd(), newVersionCmd())
+	return root
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
