@@ -61,7 +61,7 @@ func (s *Server) ServeStdio(ctx context.Context, opts *ServeOptions) error {
 	if opts != nil {
 		o = *opts
 	}
-	return s.ServeConn(ctx, NewStdioConn(os.Stdin, os.Stdout, o.MaxMessageSize), &o)
+	return s.ServeConn(ctx, NewStdioConn(pollable(os.Stdin), pollable(os.Stdout), o.MaxMessageSize), &o)
 }
 
 // ServeConn serves one session on conn until the peer ends the stream or
