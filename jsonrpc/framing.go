@@ -18,8 +18,7 @@ const DefaultMaxMessageSize = 4 << 20
 // been consumed, so the next Read starts at the following line.
 type TooLargeError struct {
 	Limit int
-	// Size is the length of the line, or -1 if the stream ended before its
-	// newline.
+	// Size is the length of the line.
 	Size int
 	// Prefix holds the first bytes of the line, from which the id of the
 	// oversized request can often still be read (see PeekID).
@@ -27,9 +26,6 @@ type TooLargeError struct {
 }
 
 func (e *TooLargeError) Error() string {
-	if e.Size < 0 {
-		return fmt.Sprintf("message exceeds the %d-byte limit", e.Limit)
-	}
 	return fmt.Sprintf("message of %d bytes exceeds the %d-byte limit", e.Size, e.Limit)
 }
 
