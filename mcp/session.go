@@ -29,6 +29,11 @@ type SessionOptions struct {
 	// ID names the session (the HTTP transport's Mcp-Session-Id); it is
 	// also used in logs.
 	ID string
+	// Initialized, when set, starts the session as if the client had
+	// already initialized with these params: for stateless HTTP, where
+	// every request stands alone. An unsupported version is read as
+	// 2025-03-26, the revision a client that names none is assumed to use.
+	Initialized *InitializeParams
 }
 
 // ServerSession is one client's connection to a Server: its negotiated
@@ -77,6 +82,14 @@ func (s *Server) NewSession(out MessageWriter, opts *SessionOptions) *ServerSess
 		ss.logger = s.logger.With("session", ss.id)
 	}
 	ss.ctx, ss.cancel = context.WithCancel(context.Background())
+	if opts != nil && opts.Initialized != nil {
+		rev, ok := parseRevision(opts.Initialized.ProtocolVersion)
+		if !ok {
+			rev = rev20250326
+		}
+		ss.rev, ss.params, ss.caps = rev, opts.Initialized, s.capabilities(rev)
+		ss.state.Store(int32(stateOperating))
+	}
 	s.addSession(ss)
 	return ss
 }
@@ -163,15 +176,25 @@ func (ss *ServerSession) process(ctx context.Context, data []byte, w MessageWrit
 		ss.rejected(w, de)
 		return
 	}
+	ss.processMessage(ctx, msg, w, wait)
+}
+
+// HandleMessage is Handle for a message the transport has already decoded
+// (to route it, say), sparing a second decoding.
+func (ss *ServerSession) HandleMessage(ctx context.Context, msg *jsonrpc.Message, w MessageWriter) {
+	ss.processMessage(ctx, msg, w, true)
+}
+
+func (ss *ServerSession) processMessage(ctx context.Context, msg *jsonrpc.Message, w MessageWriter, wait bool) {
 	switch msg.Kind() {
 	case jsonrpc.KindResponse:
 		ss.handleResponse(msg)
 	case jsonrpc.KindNotification:
 		ss.handleNotification(ctx, msg, w)
 	case jsonrpc.KindRequest:
-		req, rerr := ss.admit(msg, w, w.WriteMessage)
+		req, rerr := ss.admit(msg, w, replyFunc(w))
 		if rerr != nil {
-			ss.writeError(w, msg.ID, rerr)
+			replyFunc(w)(jsonrpc.AppendError(nil, msg.ID, rerr))
 			return
 		}
 		if wait || req.inline {
@@ -190,8 +213,25 @@ func (ss *ServerSession) rejected(w MessageWriter, de *jsonrpc.DecodeError) {
 	ss.writeError(w, de.ID, de.Err)
 }
 
+// ReplyWriter is implemented by a MessageWriter that needs to tell the
+// reply ending a message body (a response, or a batch's array of them)
+// from the messages sent while the body's requests run: an HTTP stream
+// answers with plain JSON when the reply comes first, and ends when it
+// has been written.
+type ReplyWriter interface {
+	MessageWriter
+	WriteReply(msg []byte) error
+}
+
+func replyFunc(w MessageWriter) func([]byte) error {
+	if rw, ok := w.(ReplyWriter); ok {
+		return rw.WriteReply
+	}
+	return w.WriteMessage
+}
+
 func (ss *ServerSession) writeError(w MessageWriter, id jsonrpc.ID, e *jsonrpc.Error) {
-	if err := w.WriteMessage(jsonrpc.AppendError(nil, id, e)); err != nil {
+	if err := replyFunc(w)(jsonrpc.AppendError(nil, id, e)); err != nil {
 		ss.logger.Debug("mcp: could not write an error reply", "error", err)
 	}
 }
@@ -368,7 +408,7 @@ func (ss *ServerSession) processBatch(ctx context.Context, data []byte, w Messag
 			out = append(out, r...)
 		}
 		out = append(out, ']')
-		if err := w.WriteMessage(out); err != nil {
+		if err := replyFunc(w)(out); err != nil {
 			ss.logger.Debug("mcp: could not write a batch response", "error", err)
 		}
 	}

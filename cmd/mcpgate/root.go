@@ -41,7 +41,7 @@ Logs go to standard error; standard output carries only protocol messages.`,
 		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})))
 		return nil
 	}
-	root.AddCommand(newServeCmd(), newVersionCmd())
+	root.AddCommand(newServeCmd(), newVersionCmd(), newConformanceCmd())
 	return root
 }
 

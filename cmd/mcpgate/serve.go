@@ -2,37 +2,57 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
 	"github.com/mcpgate/mcpgate/taskstore"
 	"github.com/spf13/cobra"
 )
 
 type serveFlags struct {
 	stdio           bool
+	addr            string
+	stateless       bool
+	allowedHosts    []string
+	allowedOrigins  []string
+	cors            bool
+	legacySSE       bool
 	db              string
 	maxMessageSize  int
 	shutdownTimeout time.Duration
+	sessionIdle     time.Duration
+	auth            authFlags
 }
+
+const defaultAddr = "127.0.0.1:8765"
 
 func newServeCmd() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the built-in task tools over MCP",
+		Short: "Serve the built-in task tools over MCP (HTTP, or stdio with --stdio)",
 		Long: `Serve the built-in task store's tools (create_task, get_task, list_tasks,
-update_task, complete_task, delete_task) to an MCP client.
+update_task, complete_task, delete_task) to MCP clients.
+
+By default mcpgate listens for Streamable HTTP on http://` + defaultAddr + `/mcp
+(loopback only; use --addr to change it). The older HTTP+SSE transport of
+2024-11-05 clients is served at /sse as well.
 
 With --stdio, messages are read from standard input and written to standard
 output, one per line: this is how desktop clients such as Claude Desktop
-start a server. The server stops when its input ends or on SIGINT/SIGTERM,
-after letting calls in progress finish.
+start a server.
+
+Either way mcpgate stops on SIGINT or SIGTERM (and, with --stdio, at the end
+of its input) after letting calls in progress finish.
 
 Tasks are kept in a SQLite file, by default in your data directory
 (` + defaultDBHint() + `); set --db or MCPGATE_TASKS_DB to use another.`,
@@ -41,10 +61,19 @@ Tasks are kept in a SQLite file, by default in your data directory
 			return serve(cmd.Context(), f)
 		},
 	}
-	cmd.Flags().BoolVar(&f.stdio, "stdio", false, "serve over standard input and output (the only transport in this version, also used without the flag)")
-	cmd.Flags().StringVar(&f.db, "db", "", "task database file (default: MCPGATE_TASKS_DB or the user data directory)")
-	cmd.Flags().IntVar(&f.maxMessageSize, "max-message-size", 4<<20, "largest message accepted, in bytes")
-	cmd.Flags().DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long calls in progress may run on after input ends or a signal")
+	fl := cmd.Flags()
+	fl.BoolVar(&f.stdio, "stdio", false, "serve over standard input and output instead of HTTP")
+	fl.StringVar(&f.addr, "addr", envOr("MCPGATE_ADDR", defaultAddr), "HTTP listen address (env MCPGATE_ADDR); keep it on 127.0.0.1 unless clients are remote and --auth is set")
+	fl.BoolVar(&f.stateless, "stateless", false, "HTTP without sessions, for replicas behind a load balancer (no server-to-client requests, no GET stream)")
+	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "host name clients may use in the Host header besides localhost, 127.0.0.1 and ::1 (repeatable)")
+	fl.StringSliceVar(&f.allowedOrigins, "allowed-origin", nil, "browser origin allowed to call the server, such as https://app.example.com (repeatable)")
+	fl.BoolVar(&f.cors, "cors", false, "answer CORS preflights for allowed origins (browser clients)")
+	fl.BoolVar(&f.legacySSE, "legacy-sse", true, "also serve the 2024-11-05 HTTP+SSE transport at /sse and /message")
+	fl.StringVar(&f.db, "db", "", "task database file (default: MCPGATE_TASKS_DB or the user data directory)")
+	fl.IntVar(&f.maxMessageSize, "max-message-size", 4<<20, "largest message accepted, in bytes")
+	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long calls in progress may run on after a signal (or the end of input)")
+	fl.DurationVar(&f.sessionIdle, "session-idle-timeout", 30*time.Minute, "end HTTP sessions idle for this long")
+	f.auth.register(fl)
 	return cmd
 }
 
@@ -74,12 +103,67 @@ func serve(ctx context.Context, f serveFlags) error {
 		return fmt.Errorf("opening the task database %s: %w", path, err)
 	}
 	defer store.Close()
-
 	s := newServer(store)
-	slog.Info("mcpgate serving on stdio", "version", buildVersion(), "db", path)
-	err = s.ServeStdio(ctx, &mcp.ServeOptions{MaxMessageSize: f.maxMessageSize, ShutdownTimeout: f.shutdownTimeout})
-	slog.Debug("mcpgate stopped")
-	return err
+
+	if f.stdio {
+		slog.Info("mcpgate serving on stdio", "version", buildVersion(), "db", path)
+		return s.ServeStdio(ctx, &mcp.ServeOptions{MaxMessageSize: f.maxMessageSize, ShutdownTimeout: f.shutdownTimeout})
+	}
+	return serveHTTP(ctx, s, f, path)
+}
+
+func serveHTTP(ctx context.Context, s *mcp.Server, f serveFlags, db string) error {
+	authn, err := f.auth.build(ctx, f.addr)
+	if err != nil {
+		return err
+	}
+	opts := &mcphttp.Options{
+		Stateless:          f.stateless,
+		AllowedHosts:       f.allowedHosts,
+		AllowedOrigins:     f.allowedOrigins,
+		CORS:               f.cors,
+		MaxBodySize:        int64(f.maxMessageSize),
+		SessionIdleTimeout: f.sessionIdle,
+		LegacySSE:          f.legacySSE,
+		Logger:             slog.Default(),
+	}
+	if authn != nil {
+		opts.Principal = authn.PrincipalID
+	}
+	mh := mcphttp.NewHandler(s, opts)
+	var handler http.Handler = mh
+	if authn != nil {
+		handler = authn.Wrap(mh)
+	}
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", f.addr, err)
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	url := "http://" + ln.Addr().String() + "/mcp"
+	slog.Info("mcpgate serving Streamable HTTP", "url", url, "version", buildVersion(), "db", db)
+	fmt.Fprintf(os.Stderr, "mcpgate is listening on %s\nclient config: {\"mcpServers\":{\"mcpgate\":{\"type\":\"http\",\"url\":%q}}}\n", url, url)
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	slog.Info("mcpgate shutting down", "timeout", f.shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
+	defer cancel()
+	// Streams end and requests in flight finish first; the server then
+	// closes its idle connections.
+	herr := mh.Shutdown(sctx)
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if herr != nil {
+		slog.Warn("mcpgate: shutdown", "error", herr)
+	}
+	return nil
 }
 
 func newServer(store *taskstore.Store) *mcp.Server {

@@ -1,0 +1,274 @@
+package mcphttp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+const (
+	headerSessionID       = "Mcp-Session-Id"
+	headerProtocolVersion = "Mcp-Protocol-Version"
+	headerLastEventID     = "Last-Event-Id"
+
+	codeInvalidRequest = jsonrpc.CodeInvalidRequest
+	codeParseError     = jsonrpc.CodeParseError
+	codeInternalError  = jsonrpc.CodeInternalError
+	// codeSessionNotFound is the TypeScript SDK's code for an unknown
+	// session, which clients recognise.
+	codeSessionNotFound = -32001
+)
+
+// Handler serves an mcp.Server over Streamable HTTP (and, if enabled, the
+// legacy HTTP+SSE transport). It is an http.Handler for the endpoint's
+// path and the legacy paths; mount it on a mux or serve it alone.
+type Handler struct {
+	server  *mcp.Server
+	opts    Options
+	logger  *slog.Logger
+	origins *origins
+
+	sessions sessionTable
+	inflight sync.WaitGroup // POST handlers running
+	closing  chan struct{}
+	once     sync.Once
+}
+
+// NewHandler returns a Handler serving s.
+func NewHandler(s *mcp.Server, opts *Options) *Handler {
+	h := &Handler{server: s, closing: make(chan struct{})}
+	if opts != nil {
+		h.opts = *opts
+	}
+	h.opts.fill()
+	h.logger = h.opts.Logger
+	h.origins = newOrigins(&h.opts)
+	h.sessions.byID = map[string]*session{}
+	return h
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.checkOrigin(w, r) {
+		return
+	}
+	if h.cors(w, r) {
+		return
+	}
+	select {
+	case <-h.closing:
+		w.Header().Set("Retry-After", "1")
+		h.httpError(w, http.StatusServiceUnavailable, nil, codeInternalError, "Service Unavailable: the server is shutting down")
+		return
+	default:
+	}
+	switch r.URL.Path {
+	case h.opts.Endpoint:
+	case h.opts.SSEPath, h.opts.MessagePath:
+		if h.opts.LegacySSE && !h.opts.Stateless {
+			h.serveLegacy(w, r)
+			return
+		}
+		http.NotFound(w, r)
+		return
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		h.servePOST(w, r)
+	case http.MethodGet:
+		if h.opts.Stateless {
+			h.methodNotAllowed(w, "POST", "GET streams need sessions, and this server is stateless")
+			return
+		}
+		h.serveGET(w, r)
+	case http.MethodDelete:
+		if h.opts.Stateless {
+			h.methodNotAllowed(w, "POST", "this server is stateless: there is no session to end")
+			return
+		}
+		h.serveDELETE(w, r)
+	default:
+		allow := "GET, POST, DELETE"
+		if h.opts.Stateless {
+			allow = "POST"
+		}
+		h.methodNotAllowed(w, allow, "use POST to send messages")
+	}
+}
+
+func (h *Handler) methodNotAllowed(w http.ResponseWriter, allow, why string) {
+	w.Header().Set("Allow", allow)
+	h.httpError(w, http.StatusMethodNotAllowed, nil, codeInvalidRequest, "Method Not Allowed: %s", why)
+}
+
+// httpError answers with an HTTP status and a JSON-RPC error body.
+func (h *Handler) httpError(w http.ResponseWriter, status int, id *jsonrpc.ID, code int64, format string, args ...any) {
+	var rid jsonrpc.ID
+	if id != nil {
+		rid = *id
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(jsonrpc.AppendError(nil, rid, jsonrpc.Errorf(code, format, args...)))
+}
+
+// acceptsBoth reports whether an Accept header admits both JSON and an
+// event stream, as a POST's must (wildcards count).
+func acceptsBoth(accept string) bool {
+	var json, sse bool
+	for _, part := range strings.Split(accept, ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		switch mt {
+		case "*/*":
+			json, sse = true, true
+		case "application/*", "application/json":
+			json = true
+		case "text/*", "text/event-stream":
+			sse = true
+		}
+	}
+	return json && sse
+}
+
+func acceptsSSE(accept string) bool {
+	for _, part := range strings.Split(accept, ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err == nil && (mt == "text/event-stream" || mt == "text/*" || mt == "*/*") {
+			return true
+		}
+	}
+	return false
+}
+
+// checkProtocolHeader validates MCP-Protocol-Version. It runs before the
+// session lookup, so an unsupported value is a 400 with or without a
+// session; an absent header means 2025-03-26.
+func (h *Handler) checkProtocolHeader(w http.ResponseWriter, r *http.Request) (string, bool) {
+	vals := r.Header.Values(headerProtocolVersion)
+	if len(vals) == 0 {
+		return mcp.Version20250326, true
+	}
+	if len(vals) > 1 || !slices.Contains(mcp.SupportedVersions, vals[0]) {
+		h.httpError(w, http.StatusBadRequest, nil, codeInvalidRequest,
+			"Bad Request: unsupported MCP-Protocol-Version %q; supported: %s", strings.Join(vals, ", "), strings.Join(mcp.SupportedVersions, ", "))
+		return "", false
+	}
+	return vals[0], true
+}
+
+// lookup finds the session named by the request, answering 400 when the
+// header is missing and 404 when the session is unknown, ended or
+// another principal's.
+func (h *Handler) lookup(w http.ResponseWriter, r *http.Request, id *jsonrpc.ID) *session {
+	vals := r.Header.Values(headerSessionID)
+	switch {
+	case len(vals) == 0 || vals[0] == "":
+		h.httpError(w, http.StatusBadRequest, id, codeInvalidRequest, "Bad Request: the Mcp-Session-Id header is required; send initialize first to get one")
+		return nil
+	case len(vals) > 1:
+		h.httpError(w, http.StatusBadRequest, id, codeInvalidRequest, "Bad Request: send one Mcp-Session-Id header, not %d", len(vals))
+		return nil
+	}
+	s := h.sessions.get(vals[0])
+	if s == nil || s.legacy || s.principal != h.opts.Principal(r) {
+		// Another principal's session is reported as unknown, so ids
+		// cannot be probed.
+		h.httpError(w, http.StatusNotFound, id, codeSessionNotFound, "Not Found: session not found or ended; start a new one with initialize (without Mcp-Session-Id)")
+		return nil
+	}
+	return s
+}
+
+// newSession creates and registers a session, making room if the table is
+// full by ending the least recently used idle one.
+func (h *Handler) newSession(r *http.Request, legacy bool, out func(*session) mcp.MessageWriter) (*session, error) {
+	principal := h.opts.Principal(r)
+	s := &session{h: h, id: newSessionID(), principal: principal, legacy: legacy, streams: map[string]*stream{}, lastUsed: time.Now()}
+	s.key = principal + ":" + s.id
+	s.standalone = newStream(s, "g", true)
+	t := &h.sessions
+	t.mu.Lock()
+	if len(t.byID) >= h.opts.MaxSessions {
+		var victim *session
+		for _, c := range t.byID {
+			c.mu.Lock()
+			idle, used := c.active == 0, c.lastUsed
+			c.mu.Unlock()
+			if idle && (victim == nil || used.Before(victim.lastUsed)) {
+				victim = c
+			}
+		}
+		if victim == nil {
+			t.mu.Unlock()
+			return nil, errors.New("too many sessions")
+		}
+		delete(t.byID, victim.id)
+		go victim.close()
+	}
+	t.byID[s.id] = s
+	t.mu.Unlock()
+	s.out = out(s)
+	s.ss = h.server.NewSession(s.out, &mcp.SessionOptions{ID: s.id})
+	return s, nil
+}
+
+func (h *Handler) closeSession(s *session) {
+	h.sessions.mu.Lock()
+	if h.sessions.byID[s.id] == s {
+		delete(h.sessions.byID, s.id)
+	}
+	h.sessions.mu.Unlock()
+	s.close()
+}
+
+// SessionCount returns the number of open sessions.
+func (h *Handler) SessionCount() int {
+	h.sessions.mu.Lock()
+	defer h.sessions.mu.Unlock()
+	return len(h.sessions.byID)
+}
+
+// Shutdown stops taking requests, ends the GET streams, lets POST
+// requests in flight finish until ctx ends, then ends every session.
+// Call it before (or with) http.Server.Shutdown, which would otherwise
+// wait for streams that never end by themselves.
+func (h *Handler) Shutdown(ctx context.Context) error {
+	h.once.Do(func() { close(h.closing) })
+	done := make(chan struct{})
+	go func() {
+		h.inflight.Wait()
+		close(done)
+	}()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("mcphttp: requests still running at shutdown: %w", ctx.Err())
+	}
+	h.sessions.mu.Lock()
+	all := make([]*session, 0, len(h.sessions.byID))
+	for _, s := range h.sessions.byID {
+		all = append(all, s)
+	}
+	h.sessions.byID = map[string]*session{}
+	h.sessions.mu.Unlock()
+	for _, s := range all {
+		s.close()
+	}
+	return err
+}

@@ -1,0 +1,119 @@
+package mcphttp
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// Options configure a Handler. The zero value is a good default for a
+// server on a loopback address.
+type Options struct {
+	// Endpoint is the path of the Streamable HTTP endpoint. Default "/mcp".
+	Endpoint string
+
+	// Stateless answers every POST on its own, with no session: for
+	// deployments behind load balancers that do not pin clients to a
+	// replica. GET and DELETE are then 405, and server-to-client requests
+	// (sampling, elicitation, roots) are not available.
+	Stateless bool
+
+	// AllowedHosts are the host names (without port) accepted in the Host
+	// header, to defeat DNS rebinding. The loopback names localhost,
+	// 127.0.0.1 and ::1 are always accepted; a server reachable by other
+	// names must list them. "*" accepts any host (not recommended).
+	AllowedHosts []string
+
+	// AllowedOrigins are the origins (scheme://host[:port]) accepted in
+	// the Origin header. Requests without Origin (non-browser clients) are
+	// accepted; an Origin on an allowed host is accepted too. "*" accepts
+	// any origin.
+	AllowedOrigins []string
+
+	// CORS, when true, answers browser preflights and adds CORS headers
+	// for allowed origins, exposing Mcp-Session-Id to scripts.
+	CORS bool
+
+	// MaxBodySize bounds a POST body; a larger one gets 413. Default 4 MiB.
+	MaxBodySize int64
+
+	// SessionIdleTimeout ends a session that has had no request and no
+	// open stream for this long. Default 30 minutes.
+	SessionIdleTimeout time.Duration
+
+	// MaxSessions bounds the sessions held at once; past it the least
+	// recently used idle session is ended, and if none is idle new
+	// sessions are refused with 503. Default 10000.
+	MaxSessions int
+
+	// EventStore keeps SSE events so that a client can resume a stream
+	// with Last-Event-ID. Default: an in-memory store bounded per session.
+	EventStore EventStore
+
+	// KeepAlive is the interval of SSE comments on idle streams, which
+	// keep proxies from closing them. A request still running after this
+	// long is switched to an SSE response for the same reason. Default 25s.
+	KeepAlive time.Duration
+
+	// RetryInterval is the reconnection delay advertised in SSE retry
+	// fields (to 2025-11-25 clients). Default 1s.
+	RetryInterval time.Duration
+
+	// BodyReadTimeout bounds reading a request body, so that an abandoned
+	// half-sent request does not hold a connection. Default 30s.
+	BodyReadTimeout time.Duration
+
+	// Principal names the authenticated caller of a request ("" for
+	// anonymous). Sessions and stored events are bound to it: another
+	// principal's request with the same session id gets 404.
+	Principal func(*http.Request) string
+
+	// LegacySSE serves the 2024-11-05 HTTP+SSE transport next to the
+	// endpoint: GET SSEPath opens a stream, and POSTs go to MessagePath.
+	// Not available in stateless mode.
+	LegacySSE bool
+	// SSEPath and MessagePath default to "/sse" and "/message".
+	SSEPath, MessagePath string
+
+	// Logger receives transport diagnostics. Default slog.Default().
+	Logger *slog.Logger
+}
+
+func (o *Options) fill() {
+	if o.Endpoint == "" {
+		o.Endpoint = "/mcp"
+	}
+	if o.MaxBodySize <= 0 {
+		o.MaxBodySize = 4 << 20
+	}
+	if o.SessionIdleTimeout <= 0 {
+		o.SessionIdleTimeout = 30 * time.Minute
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = 10000
+	}
+	if o.EventStore == nil {
+		o.EventStore = NewMemoryEventStore(0, 0)
+	}
+	if o.KeepAlive <= 0 {
+		o.KeepAlive = 25 * time.Second
+	}
+	if o.RetryInterval <= 0 {
+		o.RetryInterval = time.Second
+	}
+	if o.BodyReadTimeout <= 0 {
+		o.BodyReadTimeout = 30 * time.Second
+	}
+	if o.Principal == nil {
+		o.Principal = func(*http.Request) string { return "" }
+	}
+	if o.SSEPath == "" {
+		o.SSEPath = "/sse"
+	}
+	if o.MessagePath == "" {
+		o.MessagePath = "/message"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}

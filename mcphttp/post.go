@@ -1,0 +1,218 @@
+package mcphttp
+
+import (
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// body is a parsed POST body.
+type body struct {
+	raw     []byte
+	msg     *jsonrpc.Message // nil for a batch
+	batch   bool
+	request bool // it needs a reply
+	id      *jsonrpc.ID
+}
+
+func (h *Handler) servePOST(w http.ResponseWriter, r *http.Request) {
+	if !acceptsBoth(r.Header.Get("Accept")) {
+		h.httpError(w, http.StatusNotAcceptable, nil, codeInvalidRequest,
+			"Not Acceptable: the Accept header must allow both application/json and text/event-stream")
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		h.httpError(w, http.StatusUnsupportedMediaType, nil, codeInvalidRequest,
+			"Unsupported Media Type: the Content-Type must be application/json")
+		return
+	}
+	version, ok := h.checkProtocolHeader(w, r)
+	if !ok {
+		return
+	}
+	b, ok := h.readBody(w, r)
+	if !ok {
+		return
+	}
+	if h.opts.Stateless {
+		h.serveStateless(w, r, b, version)
+		return
+	}
+	h.inflight.Add(1)
+	defer h.inflight.Done()
+
+	var s *session
+	if !b.batch && b.request && b.msg.Method == "initialize" && len(r.Header.Values(headerSessionID)) == 0 {
+		var err error
+		s, err = h.newSession(r, false, func(s *session) mcp.MessageWriter { return s.standalone })
+		if err != nil {
+			w.Header().Set("Retry-After", "5")
+			h.httpError(w, http.StatusServiceUnavailable, b.id, codeInternalError,
+				"Service Unavailable: the server holds the most sessions it allows, all busy; retry later")
+			return
+		}
+		w.Header().Set(headerSessionID, s.id)
+	} else if s = h.lookup(w, r, b.id); s == nil {
+		return
+	}
+	if !s.begin() {
+		h.httpError(w, http.StatusNotFound, b.id, codeSessionNotFound, "Not Found: session ended; start a new one with initialize")
+		return
+	}
+	defer s.end()
+	if b.batch && s.ss.ProtocolVersion() != mcp.Version20250326 {
+		h.httpError(w, http.StatusBadRequest, nil, codeInvalidRequest,
+			"Bad Request: JSON-RPC batches are accepted only in sessions at protocol revision 2025-03-26; send one message per POST")
+		return
+	}
+	h.dispatch(w, r, s, b)
+}
+
+// readBody reads and parses the body, answering 413 over the size limit,
+// 400 when it is not received in time or is not JSON-RPC.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) (*body, bool) {
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(h.opts.BodyReadTimeout))
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodySize))
+	rc.SetReadDeadline(time.Time{})
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		h.httpError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest,
+			"Request Entity Too Large: the body exceeds the %d-byte limit", h.opts.MaxBodySize)
+		return nil, false
+	case err != nil:
+		h.httpError(w, http.StatusBadRequest, nil, codeParseError, "Bad Request: the body could not be read: %v", err)
+		return nil, false
+	}
+	b := &body{raw: raw}
+	if jsonrpc.IsBatch(raw) {
+		elems, berr := jsonrpc.SplitBatch(raw)
+		if berr != nil {
+			h.httpError(w, http.StatusBadRequest, nil, berr.Code, "%s", berr.Message)
+			return nil, false
+		}
+		b.batch = true
+		for _, e := range elems {
+			if m, de := jsonrpc.DecodeMessage(e); de != nil && de.Reply || de == nil && m.Kind() == jsonrpc.KindRequest {
+				b.request = true
+			}
+		}
+		return b, true
+	}
+	m, de := jsonrpc.DecodeMessage(raw)
+	if de != nil {
+		var id *jsonrpc.ID
+		if !de.ID.IsZero() {
+			id = &de.ID
+		}
+		h.httpError(w, http.StatusBadRequest, id, de.Err.Code, "%s", de.Err.Message)
+		return nil, false
+	}
+	b.msg = m
+	if m.Kind() == jsonrpc.KindRequest {
+		b.request = true
+		b.id = &m.ID
+	}
+	return b, true
+}
+
+// dispatch hands a parsed body to the session and writes what comes back:
+// 202 for notifications and responses, else the reply as JSON or SSE.
+func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, s *session, b *body) {
+	// Handlers outlive the HTTP request (a dropped connection is not a
+	// cancellation in these revisions) but keep its values, such as the
+	// authenticated principal.
+	ctx := context.WithoutCancel(r.Context())
+	if !b.request {
+		s.ss.Handle(ctx, b.raw, s.standalone)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	st := s.newStream()
+	c := newConn(w)
+	st.attach(c)
+	defer st.release(c)
+	ctx = context.WithValue(ctx, streamKey{}, st)
+	// The request may outlive this HTTP response (a detached stream), so
+	// it counts as activity and as work to finish at shutdown on its own.
+	s.begin()
+	h.inflight.Add(1)
+	go func() {
+		defer h.inflight.Done()
+		defer s.end()
+		if b.batch {
+			s.ss.Handle(ctx, b.raw, st)
+		} else {
+			s.ss.HandleMessage(ctx, b.msg, st)
+		}
+		// A request cancelled by the client gets no reply; the HTTP
+		// response still has to end.
+		st.mu.Lock()
+		if !st.replied {
+			st.replied = true
+			close(st.done)
+		}
+		st.mu.Unlock()
+		// Kept until now so that a client whose connection was closed
+		// can resume the stream while the request runs.
+		s.dropStream(st)
+	}()
+	h.wait(r, st, c)
+}
+
+// wait holds the HTTP response open until the stream's reply is written,
+// the connection is detached or the client leaves, keeping it alive
+// meanwhile.
+func (h *Handler) wait(r *http.Request, st *stream, c *conn) {
+	tick := time.NewTicker(h.opts.KeepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case <-st.done:
+			st.mu.Lock()
+			if !c.sse && st.c == c && !headerWritten(c) {
+				// Ended with nothing sent (a cancelled request).
+				c.w.WriteHeader(http.StatusAccepted)
+			}
+			st.mu.Unlock()
+			return
+		case <-c.end:
+			return
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+			st.tick(c)
+		}
+	}
+}
+
+// headerWritten reports whether a JSON reply was already written to c.
+func headerWritten(c *conn) bool {
+	return c.w.Header().Get("Content-Type") != ""
+}
+
+// serveStateless answers one POST with a session of its own, discarded
+// afterwards: initialize is answered as usual (without a session id), and
+// other requests are served as from a client initialized at the revision
+// in MCP-Protocol-Version, with no client capabilities.
+func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, b *body, version string) {
+	h.inflight.Add(1)
+	defer h.inflight.Done()
+	opts := &mcp.SessionOptions{}
+	if b.batch || b.msg.Method != "initialize" {
+		opts.Initialized = &mcp.InitializeParams{ProtocolVersion: version}
+	}
+	s := &session{h: h, principal: h.opts.Principal(r), streams: map[string]*stream{}}
+	s.key = s.principal + ":stateless:" + newSessionID()
+	s.standalone = newStream(s, "g", true)
+	s.ss = h.server.NewSession(s.standalone, opts)
+	defer s.close()
+	h.dispatch(w, r, s, b)
+}

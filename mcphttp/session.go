@@ -1,0 +1,165 @@
+package mcphttp
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"sync"
+	"time"
+
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// session is one client's Streamable HTTP (or legacy SSE) session.
+type session struct {
+	h         *Handler
+	id        string
+	principal string
+	key       string // event-store key: principal and session together
+	legacy    bool
+	ss        *mcp.ServerSession
+
+	standalone *stream
+	out        mcp.MessageWriter // where unsolicited messages go
+
+	mu       sync.Mutex
+	streams  map[string]*stream // POST streams still running
+	next     int
+	active   int // requests being served and streams open
+	lastUsed time.Time
+	idle     *time.Timer
+	closed   bool
+}
+
+// newSessionID returns 192 random bits as 32 URL-safe characters, all
+// visible ASCII as the spec requires.
+func newSessionID() string {
+	var b [24]byte
+	rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// primes reports whether the client's revision knows priming events and
+// retry fields: older SDK clients fail on an event with empty data.
+func (s *session) primes() bool {
+	v := s.ss.ProtocolVersion()
+	return v != "" && v != mcp.Version20241105 && v != mcp.Version20250326 && v != mcp.Version20250618
+}
+
+// begin and end bracket activity; a session with none for the idle
+// timeout is ended by a timer, which costs no goroutine while it waits.
+func (s *session) begin() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.active++
+	s.lastUsed = time.Now()
+	if s.idle != nil {
+		s.idle.Stop()
+	}
+	return true
+}
+
+func (s *session) end() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.active--
+	s.lastUsed = time.Now()
+	if s.active == 0 && !s.closed {
+		if s.idle == nil {
+			s.idle = time.AfterFunc(s.h.opts.SessionIdleTimeout, s.expire)
+		} else {
+			s.idle.Reset(s.h.opts.SessionIdleTimeout)
+		}
+	}
+}
+
+func (s *session) expire() {
+	s.mu.Lock()
+	idle := s.active == 0 && time.Since(s.lastUsed) >= s.h.opts.SessionIdleTimeout
+	s.mu.Unlock()
+	if idle {
+		s.h.logger.Debug("mcphttp: idle session expired", "session", s.id)
+		s.h.closeSession(s)
+	}
+}
+
+// newStream registers the stream of a POST.
+func (s *session) newStream() *stream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.next++
+	st := newStream(s, "p"+itoa(s.next), false)
+	s.streams[st.name] = st
+	return st
+}
+
+func (s *session) dropStream(st *stream) {
+	s.mu.Lock()
+	delete(s.streams, st.name)
+	s.mu.Unlock()
+}
+
+func (s *session) findStream(name string) *stream {
+	if name == s.standalone.name {
+		return s.standalone
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.streams[name]
+}
+
+// close ends the session's streams and its engine session.
+func (s *session) close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	if s.idle != nil {
+		s.idle.Stop()
+	}
+	streams := make([]*stream, 0, len(s.streams)+1)
+	for _, st := range s.streams {
+		streams = append(streams, st)
+	}
+	s.mu.Unlock()
+	streams = append(streams, s.standalone)
+	for _, st := range streams {
+		st.mu.Lock()
+		if st.c != nil {
+			close(st.c.end)
+			st.c = nil
+		}
+		st.mu.Unlock()
+	}
+	s.ss.Close()
+	s.h.opts.EventStore.Forget(s.key)
+}
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			return string(b[i:])
+		}
+	}
+}
+
+// sessionTable holds the sessions by id.
+type sessionTable struct {
+	mu   sync.Mutex
+	byID map[string]*session
+}
+
+func (t *sessionTable) get(id string) *session {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.byID[id]
+}

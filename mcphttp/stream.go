@@ -1,0 +1,253 @@
+package mcphttp
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// conn is one HTTP response that carries a stream's messages, owned by the
+// goroutine serving that request. The stream writes to it while attached;
+// closing end asks the owner to finish the response.
+type conn struct {
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	end chan struct{}
+	sse bool // headers were sent as text/event-stream
+}
+
+func newConn(w http.ResponseWriter) *conn {
+	return &conn{w: w, rc: http.NewResponseController(w), end: make(chan struct{})}
+}
+
+// stream is one response stream of a session: the answer to a POST (plain
+// JSON when the reply comes first, SSE otherwise) or the standalone GET
+// stream. Once a stream has sent SSE events it numbers and stores them, so
+// a client can resume it on another connection with Last-Event-ID.
+type stream struct {
+	sess       *session
+	name       string
+	standalone bool
+
+	mu      sync.Mutex
+	c       *conn // nil when no connection is attached
+	sse     bool  // events are numbered and stored
+	seq     int
+	replied bool
+	done    chan struct{} // closed when the reply has been written
+}
+
+func newStream(sess *session, name string, standalone bool) *stream {
+	return &stream{sess: sess, name: name, standalone: standalone, sse: standalone, done: make(chan struct{})}
+}
+
+type streamKey struct{}
+
+// WriteMessage sends a message that is not the reply: a notification or a
+// server-to-client request made while the body's requests run.
+func (s *stream) WriteMessage(msg []byte) error { return s.emit(msg, false) }
+
+// WriteReply sends the reply that ends a POST's stream.
+func (s *stream) WriteReply(msg []byte) error { return s.emit(msg, true) }
+
+func (s *stream) emit(msg []byte, final bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.replied {
+		return nil // a late message for a stream already answered
+	}
+	if final && !s.standalone {
+		s.replied = true
+		defer close(s.done)
+	}
+	if !s.sse && final {
+		// The reply came first: a plain JSON response, the cheapest for
+		// clients and the easiest to debug with curl.
+		if s.c != nil {
+			h := s.c.w.Header()
+			h.Set("Content-Type", "application/json")
+			status := http.StatusOK
+			if isBadRequestReply(msg) {
+				status = http.StatusBadRequest
+			}
+			s.c.w.WriteHeader(status)
+			s.c.w.Write(msg)
+		}
+		return nil
+	}
+	s.startSSE()
+	s.seq++
+	if err := s.sess.h.opts.EventStore.Append(s.sess.key, s.name, s.seq, msg); err != nil {
+		s.sess.h.logger.Warn("mcphttp: could not store an event", "error", err)
+	}
+	if s.c != nil {
+		s.writeEvent(s.c, eventID(s.name, s.seq), msg)
+	}
+	return nil
+}
+
+// startSSE switches the attached connection to an event stream, opening
+// with a priming event (an id and no data) for clients of 2025-11-25 and
+// later, which lets them resume even before the first message.
+func (s *stream) startSSE() {
+	s.sse = true
+	c := s.c
+	if c == nil || c.sse {
+		return
+	}
+	c.sse = true
+	h := c.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	c.w.WriteHeader(http.StatusOK)
+	var b bytes.Buffer
+	if s.sess.primes() {
+		b.WriteString("id: ")
+		b.WriteString(eventID(s.name, s.seq))
+		b.WriteString("\nretry: ")
+		b.WriteString(strconv.FormatInt(s.sess.h.opts.RetryInterval.Milliseconds(), 10))
+		b.WriteString("\ndata: \n\n")
+	} else {
+		b.WriteString(": stream open\n\n")
+	}
+	s.write(c, b.Bytes())
+}
+
+func (s *stream) writeEvent(c *conn, id string, msg []byte) {
+	b := make([]byte, 0, len(msg)+len(id)+32)
+	b = append(b, "id: "...)
+	b = append(b, id...)
+	b = append(b, "\nevent: message\ndata: "...)
+	b = append(b, msg...)
+	b = append(b, "\n\n"...)
+	s.write(c, b)
+}
+
+// write sends bytes and flushes; a failed write detaches the connection,
+// whose events stay stored for a resumption.
+func (s *stream) write(c *conn, b []byte) {
+	c.rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	_, err := c.w.Write(b)
+	if err == nil {
+		err = c.rc.Flush()
+	}
+	if err != nil && s.c == c {
+		s.c = nil
+		close(c.end)
+	}
+}
+
+// attach makes c the stream's connection, ending any previous one.
+func (s *stream) attach(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.attachLocked(c)
+}
+
+func (s *stream) attachLocked(c *conn) {
+	if s.c != nil && s.c != c {
+		close(s.c.end)
+	}
+	s.c = c
+	if s.sse {
+		s.startSSE()
+	}
+}
+
+// release detaches c if it is still the stream's connection. After it
+// returns, nothing is written to c.
+func (s *stream) release(c *conn) {
+	s.mu.Lock()
+	if s.c == c {
+		s.c = nil
+	}
+	s.mu.Unlock()
+}
+
+// detach ends the attached connection without ending the stream: its
+// later events are stored, and the client resumes with Last-Event-ID.
+func (s *stream) detach() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.c == nil {
+		return
+	}
+	s.startSSE()
+	c := s.c
+	s.c = nil
+	close(c.end)
+}
+
+// tick keeps an idle connection alive. A request still running without an
+// answer is switched to SSE first, so that proxies see bytes and the
+// client can resume if the connection breaks.
+func (s *stream) tick(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.c != c || s.replied {
+		return
+	}
+	s.startSSE()
+	if s.c == c {
+		s.write(c, []byte(": keepalive\n\n"))
+	}
+}
+
+// replay writes the stored events after seq to c and attaches c, all
+// under the stream's lock so that no event is missed or sent twice.
+func (s *stream) replay(c *conn, after int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c.sse = true
+	h := c.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	c.w.WriteHeader(http.StatusOK)
+	err := s.sess.h.opts.EventStore.Replay(s.sess.key, s.name, after, func(seq int, data []byte) error {
+		s.writeEvent(c, eventID(s.name, seq), data)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if s.replied {
+		return nil // finished: the replay was all there was
+	}
+	s.attachLocked(c)
+	return nil
+}
+
+// CloseSSEStream ends the HTTP response of the request whose handler
+// context is ctx, switching it to SSE first, without ending the request:
+// its result is stored, and the client gets it by resuming the stream with
+// GET and Last-Event-ID. Servers use it to avoid long-held connections
+// (the 2025-11-25 polling pattern). It reports whether there was such a
+// stream.
+func CloseSSEStream(ctx context.Context) bool {
+	s, _ := ctx.Value(streamKey{}).(*stream)
+	if s == nil {
+		return false
+	}
+	s.detach()
+	return true
+}
+
+// isBadRequestReply reports whether a JSON reply is a JSON-RPC error saying
+// the request itself was malformed, which HTTP calls 400.
+func isBadRequestReply(msg []byte) bool {
+	if !bytes.Contains(msg, []byte(`"error"`)) {
+		return false
+	}
+	m, de := jsonrpc.DecodeMessage(msg)
+	if de != nil || m.Error == nil {
+		return false
+	}
+	return m.Error.Code == jsonrpc.CodeInvalidRequest || m.Error.Code == jsonrpc.CodeParseError
+}
