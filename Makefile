@@ -9,7 +9,8 @@ FUZZ_TARGETS := \
 	./jsonrpc:FuzzDecodeMessage \
 	./jsonrpc:FuzzLineReader \
 	./mcp:FuzzSessionHandle \
-	./taskstore:FuzzDecodeCursor
+	./taskstore:FuzzDecodeCursor \
+	./mcphttp:FuzzPOST
 
 .PHONY: test deps vet unit fuzz build bench
 

@@ -31,12 +31,12 @@ func (h *Handler) serveGET(w http.ResponseWriter, r *http.Request) {
 		name, seq, err := parseEventID(last)
 		if err == nil {
 			st = s.findStream(name)
+			if st == nil && s.issued(name) {
+				// A finished POST stream still replays from the store.
+				st = &stream{sess: s, name: name, replied: true, done: make(chan struct{})}
+			}
 		}
-		if st == nil {
-			// A finished POST stream still replays from the store.
-			st = &stream{sess: s, name: name, replied: true, done: make(chan struct{})}
-		}
-		if err != nil {
+		if err != nil || st == nil {
 			h.httpError(w, http.StatusBadRequest, nil, codeInvalidRequest, "Bad Request: Last-Event-ID %q is not an event id of this server", last)
 			return
 		}

@@ -2,7 +2,6 @@ package mcphttp
 
 import (
 	"context"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -122,9 +121,8 @@ func (h *Handler) serveLegacyMessage(w http.ResponseWriter, r *http.Request) {
 		h.httpError(w, http.StatusNotFound, nil, codeSessionNotFound, "Not Found: no open SSE stream for this sessionId; open one with GET %s", h.opts.SSEPath)
 		return
 	}
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodySize))
-	if err != nil {
-		h.httpError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest, "Request Entity Too Large: the body exceeds the %d-byte limit", h.opts.MaxBodySize)
+	raw, ok := h.readRaw(w, r)
+	if !ok {
 		return
 	}
 	if !s.begin() {

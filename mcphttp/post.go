@@ -74,13 +74,20 @@ func (h *Handler) servePOST(w http.ResponseWriter, r *http.Request) {
 	h.dispatch(w, r, s, b)
 }
 
-// readBody reads and parses the body, answering 413 over the size limit,
-// 400 when it is not received in time or is not JSON-RPC.
-func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) (*body, bool) {
+// readRaw reads the body, answering 413 over the size limit and 400 when
+// it is not received in time.
+func (h *Handler) readRaw(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(time.Now().Add(h.opts.BodyReadTimeout))
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodySize))
-	rc.SetReadDeadline(time.Time{})
+	if err != nil {
+		// The rest of the body is not read, so the connection cannot
+		// carry another request; net/http would otherwise try to drain
+		// it before answering.
+		w.Header().Set("Connection", "close")
+	} else {
+		rc.SetReadDeadline(time.Time{})
+	}
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
@@ -89,6 +96,15 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) (*body, bool)
 		return nil, false
 	case err != nil:
 		h.httpError(w, http.StatusBadRequest, nil, codeParseError, "Bad Request: the body could not be read: %v", err)
+		return nil, false
+	}
+	return raw, true
+}
+
+// readBody reads and parses the body; what is not JSON-RPC gets 400.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) (*body, bool) {
+	raw, ok := h.readRaw(w, r)
+	if !ok {
 		return nil, false
 	}
 	b := &body{raw: raw}

@@ -3,6 +3,8 @@ package mcphttp
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -93,6 +95,17 @@ func (s *session) newStream() *stream {
 	st := newStream(s, "p"+itoa(s.next), false)
 	s.streams[st.name] = st
 	return st
+}
+
+// issued reports whether name is a POST stream this session has had.
+func (s *session) issued(name string) bool {
+	if !strings.HasPrefix(name, "p") {
+		return false
+	}
+	n, err := strconv.Atoi(name[1:])
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return err == nil && n >= 1 && n <= s.next
 }
 
 func (s *session) dropStream(st *stream) {

@@ -1,0 +1,80 @@
+package mcphttp
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Bad input of every kind gets the right status and JSON-RPC code, and the
+// server goes on serving a well-behaved session throughout.
+func TestBadInputOverHTTP(t *testing.T) {
+	_, srv := startHTTP(t, testServer(), &Options{BodyReadTimeout: 200 * time.Millisecond})
+	good := newClient(t, srv)
+	good.initialize("2025-11-25")
+	c := newClient(t, srv)
+	c.initialize("2025-11-25")
+
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + strings.Repeat("x", 10<<20) + `"}}}`
+	for _, tt := range []struct {
+		body   string
+		status int
+		code   int64
+	}{
+		{``, 400, -32700},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list"`, 400, -32700},
+		{`<xml/>`, 400, -32700},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}", 400, -32700},
+		{`null`, 400, -32600},
+		{`"ping"`, 400, -32600},
+		{`[]`, 400, -32600},
+		{`{"jsonrpc":"2.0"}`, 400, -32600},
+		{`{"jsonrpc":2,"id":1,"method":"ping"}`, 400, -32600},
+		{`{"jsonrpc":"2.0","id":true,"method":"ping"}`, 400, -32600},
+		{`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, 400, -32600},
+		{`{"jsonrpc":"2.0","id":{},"method":"ping"}`, 400, -32600},
+		{`{"jsonrpc":"2.0","id":1,"method":7}`, 400, -32600},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping","params":7}`, 400, -32600},
+		{`{"jsonrpc":"2.0","method":"notifications/x","params":"bad"}`, 400, -32600},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}`, 200, -32602},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":"x"}}`, 200, -32602},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":{}}}`, 200, -32602},
+		{`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":[]}}`, 200, -32601},
+		{`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":5}}`, 200, -32602},
+		{big, 413, -32600},
+	} {
+		resp := c.post(tt.body)
+		body := readAll(t, resp)
+		if resp.StatusCode != tt.status || errorCode(t, body) != tt.code {
+			t.Errorf("%.50q: %d %.200s, want %d and code %d", tt.body, resp.StatusCode, body, tt.status, tt.code)
+		}
+		if st, body := good.call(1, "tools/call", `{"name":"echo","arguments":{"text":"fine"}}`); st != 200 || !strings.Contains(body, "fine") {
+			t.Fatalf("the good session stopped working after %.50q: %d %s", tt.body, st, body)
+		}
+	}
+
+	// An abandoned, half-sent request: headers promise a body that never
+	// comes. The server gives up on it and keeps serving.
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":", addr, c.sid)
+	if st, _ := good.call(2, "ping", ""); st != 200 {
+		t.Errorf("ping while a request hangs: %d", st)
+	}
+	conn.SetReadDeadline(time.Now().Add(waitFor))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to the abandoned request: %v", err)
+	}
+	if resp.StatusCode != 400 {
+		t.Errorf("abandoned request: %d", resp.StatusCode)
+	}
+}
