@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 // Options configure a Handler. The zero value is a good default for a
@@ -68,6 +70,14 @@ type Options struct {
 	// principal's request with the same session id gets 404.
 	Principal func(*http.Request) string
 
+	// Authorize, when set, is called for each request and notification of
+	// a POST body before it is handled (in a batch, for each element); an
+	// error rejects the whole body, with the status of a *StatusError or
+	// 403. Authentication itself is HTTP middleware around the Handler;
+	// this hook is for decisions that need the JSON-RPC method, such as
+	// OAuth scopes.
+	Authorize func(r *http.Request, msg *jsonrpc.Message) error
+
 	// LegacySSE serves the 2024-11-05 HTTP+SSE transport next to the
 	// endpoint: GET SSEPath opens a stream, and POSTs go to MessagePath.
 	// Not available in stateless mode.
@@ -117,3 +127,14 @@ func (o *Options) fill() {
 		o.Logger = slog.Default()
 	}
 }
+
+// StatusError is an error with an HTTP status (and headers) that a hook
+// such as Options.Authorize returns to reject a request.
+type StatusError struct {
+	Status  int
+	Header  http.Header
+	Code    int64 // JSON-RPC error code of the body
+	Message string
+}
+
+func (e *StatusError) Error() string { return e.Message }

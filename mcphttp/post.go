@@ -40,6 +40,9 @@ func (h *Handler) servePOST(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if !h.authorize(w, r, b) {
+		return
+	}
 	if h.opts.Stateless {
 		h.serveStateless(w, r, b, version)
 		return
@@ -137,6 +140,46 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) (*body, bool)
 		b.id = &m.ID
 	}
 	return b, true
+}
+
+// authorize runs Options.Authorize on every message of the body.
+func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, b *body) bool {
+	if h.opts.Authorize == nil {
+		return true
+	}
+	msgs := []*jsonrpc.Message{b.msg}
+	if b.batch {
+		msgs = msgs[:0]
+		elems, _ := jsonrpc.SplitBatch(b.raw)
+		for _, e := range elems {
+			if m, de := jsonrpc.DecodeMessage(e); de == nil {
+				msgs = append(msgs, m)
+			}
+		}
+	}
+	for _, m := range msgs {
+		if m.Kind() == jsonrpc.KindResponse {
+			continue
+		}
+		err := h.opts.Authorize(r, m)
+		if err == nil {
+			continue
+		}
+		se, ok := err.(*StatusError)
+		if !ok {
+			se = &StatusError{Status: http.StatusForbidden, Code: codeInvalidRequest, Message: "Forbidden: " + err.Error()}
+		}
+		for k, v := range se.Header {
+			w.Header()[k] = v
+		}
+		code := se.Code
+		if code == 0 {
+			code = codeInvalidRequest
+		}
+		h.httpError(w, se.Status, b.id, code, "%s", se.Message)
+		return false
+	}
+	return true
 }
 
 // dispatch hands a parsed body to the session and writes what comes back:

@@ -1,0 +1,258 @@
+package auth
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcphttp"
+)
+
+// Config chooses the accepted credentials; any configured one admits a
+// request.
+type Config struct {
+	Basic   *BasicUsers
+	APIKeys *APIKeys
+	OAuth   *OAuth
+	// Realm names the protection space in challenges. Default "mcpgate".
+	Realm string
+	// MethodScopes maps an MCP method, or "tools/call:NAME" for one tool,
+	// to the OAuth scopes a token needs to call it. A token lacking them
+	// gets 403 with an insufficient_scope challenge, so the client can
+	// ask for more (step-up). Other credentials are not scoped.
+	MethodScopes map[string][]string
+	// Logger records refusals (never the credentials). Default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Middleware authenticates requests before they reach an MCP handler.
+type Middleware struct {
+	cfg     Config
+	prmURL  string
+	prmPath string
+	prmBody []byte
+}
+
+// New returns the middleware for cfg.
+func New(cfg Config) (*Middleware, error) {
+	if cfg.Basic == nil && cfg.APIKeys == nil && cfg.OAuth == nil {
+		return nil, errors.New("auth: configure at least one of Basic users, API keys or OAuth")
+	}
+	if cfg.Realm == "" {
+		cfg.Realm = "mcpgate"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	m := &Middleware{cfg: cfg}
+	if o := cfg.OAuth; o != nil {
+		u, _ := url.Parse(o.cfg.Resource)
+		m.prmPath = "/.well-known/oauth-protected-resource" + strings.TrimSuffix(u.Path, "/")
+		m.prmURL = u.Scheme + "://" + u.Host + m.prmPath
+		prm := map[string]any{
+			"resource":                 o.cfg.Resource,
+			"authorization_servers":    []string{o.cfg.Issuer},
+			"bearer_methods_supported": []string{"header"},
+		}
+		if len(o.cfg.ScopesSupported) > 0 {
+			prm["scopes_supported"] = o.cfg.ScopesSupported
+		}
+		m.prmBody, _ = json.Marshal(prm)
+	}
+	return m, nil
+}
+
+// ResourceMetadataURL returns the URL of the protected-resource metadata
+// (OAuth only).
+func (m *Middleware) ResourceMetadataURL() string { return m.prmURL }
+
+// Wrap authenticates every request to next. It also serves the OAuth
+// protected-resource metadata (RFC 9728) at its well-known paths.
+func (m *Middleware) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m.prmBody != nil && (r.URL.Path == m.prmPath || r.URL.Path == "/.well-known/oauth-protected-resource") {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Cache-Control", "max-age=300")
+			w.Write(m.prmBody)
+			return
+		}
+		if r.Method == http.MethodOptions {
+			next.ServeHTTP(w, r) // CORS preflights carry no credentials
+			return
+		}
+		if q := r.URL.Query(); q.Has("access_token") || q.Has("api_key") {
+			m.refuse(w, http.StatusBadRequest, `error="invalid_request", error_description="credentials are not accepted in the URL; send an Authorization header"`,
+				"Bad Request: credentials are not accepted in the URL; send them in the Authorization header")
+			return
+		}
+		p, err := m.authenticate(r)
+		if errors.Is(err, ErrKeysUnavailable) {
+			m.cfg.Logger.Error("auth: cannot check tokens", "err", err)
+			w.Header().Set("Retry-After", "30")
+			m.writeError(w, http.StatusServiceUnavailable, "Service Unavailable: the authorization server's keys cannot be fetched; try again later")
+			return
+		}
+		if err != nil {
+			m.cfg.Logger.Info("auth: request refused", "path", r.URL.Path, "remote", r.RemoteAddr, "reason", err)
+			m.challenge(w, err)
+			return
+		}
+		if p.Method == "oauth" {
+			if missing := missingScopes(p, m.cfg.OAuth.cfg.RequiredScopes); len(missing) > 0 {
+				m.insufficientScope(w, m.cfg.OAuth.cfg.RequiredScopes)
+				return
+			}
+		}
+		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+	})
+}
+
+// PrincipalID returns the ID of the request's principal: the function
+// mcphttp.Options.Principal wants.
+func (m *Middleware) PrincipalID(r *http.Request) string { return FromContext(r.Context()).ID() }
+
+var errNoCredentials = errors.New("no credentials")
+
+func (m *Middleware) authenticate(r *http.Request) (*Principal, error) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return nil, errNoCredentials
+	}
+	scheme, cred, _ := strings.Cut(h, " ")
+	cred = strings.TrimSpace(cred)
+	switch strings.ToLower(scheme) {
+	case "basic":
+		if m.cfg.Basic == nil {
+			return nil, errors.New("Basic authentication is not accepted here")
+		}
+		raw, err := base64.StdEncoding.DecodeString(cred)
+		if err != nil {
+			return nil, errors.New("malformed Basic credentials")
+		}
+		user, pass, ok := strings.Cut(string(raw), ":")
+		if !ok || !m.cfg.Basic.Check(user, pass) {
+			return nil, errors.New("wrong user name or password")
+		}
+		return &Principal{Method: "basic", Subject: user}, nil
+	case "bearer":
+		if cred == "" {
+			return nil, errNoCredentials
+		}
+		if m.cfg.APIKeys != nil {
+			if name := m.cfg.APIKeys.Lookup(cred); name != "" {
+				return &Principal{Method: "apikey", Subject: name}, nil
+			}
+		}
+		if m.cfg.OAuth != nil {
+			return m.cfg.OAuth.Verify(r.Context(), cred)
+		}
+		return nil, fmt.Errorf("%w: unknown API key", ErrInvalidToken)
+	}
+	return nil, fmt.Errorf("the %q authorization scheme is not accepted", scheme)
+}
+
+// challenge answers 401 with a WWW-Authenticate challenge for each
+// accepted method; an OAuth challenge names the resource metadata, where
+// the client finds the authorization server, and the scopes to ask for.
+func (m *Middleware) challenge(w http.ResponseWriter, err error) {
+	h := w.Header()
+	if m.cfg.Basic != nil {
+		h.Add("WWW-Authenticate", fmt.Sprintf(`Basic realm=%q, charset="UTF-8"`, m.cfg.Realm))
+	}
+	switch {
+	case m.cfg.OAuth != nil:
+		c := fmt.Sprintf(`Bearer resource_metadata=%q`, m.prmURL)
+		if s := m.cfg.OAuth.cfg.RequiredScopes; len(s) > 0 {
+			c += fmt.Sprintf(`, scope=%q`, strings.Join(s, " "))
+		}
+		if errors.Is(err, ErrInvalidToken) {
+			c += `, error="invalid_token", error_description="the access token is invalid or expired"`
+		}
+		h.Add("WWW-Authenticate", c)
+	case m.cfg.APIKeys != nil:
+		c := fmt.Sprintf(`Bearer realm=%q`, m.cfg.Realm)
+		if errors.Is(err, ErrInvalidToken) {
+			c += `, error="invalid_token"`
+		}
+		h.Add("WWW-Authenticate", c)
+	}
+	msg := "Unauthorized: authentication is required"
+	if !errors.Is(err, errNoCredentials) {
+		msg = "Unauthorized: " + err.Error()
+	}
+	m.writeError(w, http.StatusUnauthorized, msg)
+}
+
+func (m *Middleware) refuse(w http.ResponseWriter, status int, bearerParams, msg string) {
+	w.Header().Add("WWW-Authenticate", "Bearer "+bearerParams)
+	m.writeError(w, status, msg)
+}
+
+func (m *Middleware) insufficientScope(w http.ResponseWriter, scopes []string) {
+	m.refuse(w, http.StatusForbidden, m.insufficientParams(scopes),
+		"Forbidden: the access token lacks the scope(s) "+strings.Join(scopes, " ")+"; ask the authorization server for them")
+}
+
+func (m *Middleware) insufficientParams(scopes []string) string {
+	return fmt.Sprintf(`error="insufficient_scope", scope=%q, resource_metadata=%q`, strings.Join(scopes, " "), m.prmURL)
+}
+
+func (m *Middleware) writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(jsonrpc.AppendError(nil, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: msg}))
+}
+
+// Authorize enforces MethodScopes for one JSON-RPC message: the function
+// mcphttp.Options.Authorize wants.
+func (m *Middleware) Authorize(r *http.Request, msg *jsonrpc.Message) error {
+	p := FromContext(r.Context())
+	if p == nil || p.Method != "oauth" || len(m.cfg.MethodScopes) == 0 {
+		return nil
+	}
+	need := slices.Clone(m.cfg.MethodScopes[msg.Method])
+	if msg.Method == "tools/call" {
+		var params struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(msg.Params, &params) == nil {
+			need = append(need, m.cfg.MethodScopes["tools/call:"+params.Name]...)
+		}
+	}
+	if len(missingScopes(p, need)) == 0 {
+		return nil
+	}
+	// The challenge lists everything this request needs, scopes already
+	// granted included, so the client does not lose them when it asks
+	// again.
+	all := slices.Clone(m.cfg.OAuth.cfg.RequiredScopes)
+	for _, s := range need {
+		if !slices.Contains(all, s) {
+			all = append(all, s)
+		}
+	}
+	m.cfg.Logger.Info("auth: insufficient scope", "subject", p.Subject, "method", msg.Method, "needs", all)
+	return &mcphttp.StatusError{
+		Status:  http.StatusForbidden,
+		Header:  http.Header{"Www-Authenticate": {"Bearer " + m.insufficientParams(all)}},
+		Message: "Forbidden: " + msg.Method + " needs the scope(s) " + strings.Join(all, " ") + "; ask the authorization server for them",
+	}
+}
+
+func missingScopes(p *Principal, need []string) []string {
+	var missing []string
+	for _, s := range need {
+		if !p.HasScope(s) {
+			missing = append(missing, s)
+		}
+	}
+	return missing
+}
