@@ -41,7 +41,7 @@ Logs go to standard error; standard output carries only protocol messages.`,
 		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})))
 		return nil
 	}
-	root.AddCommand(newServeCmd(), newVersionCmd(), newConformanceCmd())
+	root.AddCommand(newServeCmd(), newAuthCmd(), newVersionCmd(), newConformanceCmd())
 	return root
 }
 

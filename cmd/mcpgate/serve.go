@@ -113,7 +113,12 @@ func serve(ctx context.Context, f serveFlags) error {
 }
 
 func serveHTTP(ctx context.Context, s *mcp.Server, f serveFlags, db string) error {
-	authn, err := f.auth.build(ctx, f.addr)
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", f.addr, err)
+	}
+	defer ln.Close()
+	authn, err := f.auth.build(f.addr, ln.Addr().String())
 	if err != nil {
 		return err
 	}
@@ -129,20 +134,21 @@ func serveHTTP(ctx context.Context, s *mcp.Server, f serveFlags, db string) erro
 	}
 	if authn != nil {
 		opts.Principal = authn.PrincipalID
+		opts.Authorize = authn.Authorize
 	}
 	mh := mcphttp.NewHandler(s, opts)
 	var handler http.Handler = mh
 	if authn != nil {
 		handler = authn.Wrap(mh)
 	}
-	ln, err := net.Listen("tcp", f.addr)
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w", f.addr, err)
-	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	url := "http://" + ln.Addr().String() + "/mcp"
 	slog.Info("mcpgate serving Streamable HTTP", "url", url, "version", buildVersion(), "db", db)
-	fmt.Fprintf(os.Stderr, "mcpgate is listening on %s\nclient config: {\"mcpServers\":{\"mcpgate\":{\"type\":\"http\",\"url\":%q}}}\n", url, url)
+	headers := ""
+	if f.auth.keys != "" {
+		headers = `,"headers":{"Authorization":"Bearer YOUR_API_KEY"}`
+	}
+	fmt.Fprintf(os.Stderr, "mcpgate is listening on %s\nclient config: {\"mcpServers\":{\"mcpgate\":{\"type\":\"http\",\"url\":%q%s}}}\n", url, url, headers)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
