@@ -12,9 +12,9 @@ FUZZ_TARGETS := \
 	./taskstore:FuzzDecodeCursor \
 	./mcphttp:FuzzPOST
 
-.PHONY: test deps vet unit fuzz build bench
+.PHONY: test deps vet unit fuzz conformance conformance-next build bench
 
-test: deps vet unit fuzz
+test: deps vet unit fuzz conformance
 
 deps:
 	@scripts/ensure-deps.sh
@@ -33,6 +33,17 @@ fuzz:
 		echo "fuzz $$pkg $$name for $(FUZZTIME)"; \
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s $$pkg; \
 	done
+
+# The official conformance suite, pinned in conformance/suite (npm ci
+# installs it with the Node it needs), against `mcpgate conformance-server`.
+# Fails on any failed check or warning.
+conformance:
+	scripts/conformance.sh
+
+# The newer 0.2.0 alpha line of the suite for spec 2025-11-25; reported,
+# not yet part of `make test`.
+conformance-next:
+	SUITE_DIR=conformance/suite-next SUITE_ARGS="--spec-version 2025-11-25" scripts/conformance.sh
 
 build:
 	$(GO) build -o bin/mcpgate ./cmd/mcpgate

@@ -2,12 +2,15 @@
 # Runs the official MCP conformance suite (pinned in conformance/suite) against
 # `mcpgate conformance-server`, and fails on any failed check and any warning.
 #
-#   scripts/conformance.sh            # --suite all
+#   scripts/conformance.sh                          # 0.1.16, --suite all
 #   SUITE=active scripts/conformance.sh
+#   SUITE_DIR=conformance/suite-next SUITE_ARGS="--spec-version 2025-11-25" \
+#     scripts/conformance.sh                        # the pinned 0.2.0 alpha
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SUITE=${SUITE:-all}
-SUITE_DIR=conformance/suite
+SUITE_DIR=${SUITE_DIR:-conformance/suite}
+SUITE_ARGS=${SUITE_ARGS:-}
 OUT=conformance/results/$(date -u +%Y%m%d-%H%M%S)
 mkdir -p "$OUT" bin
 
@@ -18,18 +21,23 @@ NODE=$PWD/$SUITE_DIR/node_modules/.bin/node
 CLI=$PWD/$SUITE_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js
 
 go build -o bin/mcpgate ./cmd/mcpgate
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo 3901)
-bin/mcpgate conformance-server --addr "127.0.0.1:$port" --log-level warn 2>"$OUT/server.log" &
+# Port 0: the server names the port it got on its first line of stderr.
+bin/mcpgate conformance-server --addr 127.0.0.1:0 --log-level warn 2>"$OUT/server.log" &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
-for _ in $(seq 100); do
-	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
-	sleep 0.1
+port=
+for _ in $(seq 200); do
+	port=$(sed -n 's|^conformance fixtures on http://127.0.0.1:\([0-9]*\)/mcp$|\1|p' "$OUT/server.log")
+	[ -n "$port" ] && break
+	kill -0 $pid 2>/dev/null || { cat "$OUT/server.log"; exit 1; }
+	sleep 0.05
 done
+[ -n "$port" ] || { echo "the fixtures server did not start" >&2; cat "$OUT/server.log"; exit 1; }
 
 echo "conformance $("$NODE" "$CLI" --version) (node $("$NODE" --version)), suite $SUITE, http://localhost:$port/mcp"
 set +e
-"$NODE" "$CLI" server --url "http://localhost:$port/mcp" --suite "$SUITE" -o "$OUT" | tee "$OUT/summary.txt"
+# shellcheck disable=SC2086 # SUITE_ARGS is a list of words
+"$NODE" "$CLI" server --url "http://localhost:$port/mcp" --suite "$SUITE" $SUITE_ARGS -o "$OUT" | tee "$OUT/summary.txt"
 rc=${PIPESTATUS[0]}
 set -e
 
