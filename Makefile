@@ -9,6 +9,7 @@ FUZZ_TARGETS := \
 	./jsonrpc:FuzzDecodeMessage \
 	./jsonrpc:FuzzLineReader \
 	./mcp:FuzzSessionHandle \
+	./mcp:FuzzFlatSchema \
 	./taskstore:FuzzDecodeCursor \
 	./mcphttp:FuzzPOST
 

@@ -24,6 +24,7 @@ type schema struct {
 	// trivial schemas accept every object ({"type":"object"} and the
 	// like), so validating against them is skipped.
 	trivial  bool
+	flat     *flatSchema // a fast path for the common shape, or nil
 	defaults map[string]jsontext.Value // top-level property defaults
 }
 
@@ -81,6 +82,9 @@ func compileSchema(v any, object bool) (*schema, error) {
 		return nil, fmt.Errorf("invalid schema: %w", err)
 	}
 	s := &schema{raw: raw, compiled: compiled, trivial: isTrivialObjectSchema(m)}
+	if object {
+		s.flat = newFlatSchema(m)
+	}
 	if props, ok := m["properties"].(map[string]any); ok {
 		for name, p := range props {
 			if pm, ok := p.(map[string]any); ok {
@@ -153,6 +157,9 @@ func (s *schema) validate(raw jsontext.Value) string {
 	}
 	if len(raw) == 0 {
 		raw = jsontext.Value("{}")
+	}
+	if s.flat != nil && s.flat.valid(raw) {
+		return ""
 	}
 	v, err := decodeInstance(raw)
 	if err != nil {

@@ -52,6 +52,14 @@ type Options struct {
 	// with Last-Event-ID. Default: an in-memory store bounded per session.
 	EventStore EventStore
 
+	// StreamResponses answers every request with an SSE stream, even when
+	// the result is all there is to send, as the TypeScript SDK does by
+	// default. Off, a request whose result comes first is answered with
+	// plain JSON (cheaper, and readable with curl); either way progress,
+	// logs and server-to-client requests sent before the result switch the
+	// response to SSE.
+	StreamResponses bool
+
 	// KeepAlive is the interval of SSE comments on idle streams, which
 	// keep proxies from closing them. A request still running after this
 	// long is switched to an SSE response for the same reason. Default 25s.

@@ -93,6 +93,7 @@ func (s *session) newStream() *stream {
 	defer s.mu.Unlock()
 	s.next++
 	st := newStream(s, "p"+itoa(s.next), false)
+	st.sse = s.h.opts.StreamResponses
 	s.streams[st.name] = st
 	return st
 }

@@ -237,3 +237,25 @@ func TestLegacySSE(t *testing.T) {
 		t.Errorf("unknown legacy session: %d", resp.StatusCode)
 	}
 }
+
+func TestStreamResponses(t *testing.T) {
+	_, srv := startHTTP(t, testServer(), &Options{StreamResponses: true})
+	c := newClient(t, srv)
+	c.initialize("2025-11-25")
+	if c.sid == "" {
+		t.Fatal("no session id on a streamed initialize")
+	}
+	resp := c.post(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`)
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("content type %q", ct)
+	}
+	events := readEvents(t, resp.Body, -1)
+	if len(events) != 2 || events[0].data != "" || !strings.Contains(events[1].data, `"id":7,"result"`) || !strings.Contains(events[1].data, `"hi"`) {
+		t.Fatalf("events %+v, want the priming event and the reply", events)
+	}
+	// Notifications are still answered 202 without a body.
+	if resp := c.post(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("notification: %d", resp.StatusCode)
+	}
+}

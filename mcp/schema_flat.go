@@ -1,0 +1,288 @@
+package mcp
+
+import (
+	"bytes"
+	"io"
+	"slices"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// flatSchema is the shape most tool inputs have: an object of named
+// scalar properties, some required, perhaps closed to others. Arguments
+// are checked against it in one pass over their tokens, with no values
+// built, which is most of the cost of a small tool call otherwise.
+//
+// It only ever says "valid"; anything it is not sure of (numbers written
+// with a fraction or exponent, nested values under typed properties,
+// duplicate names, invalid UTF-8, unknown names of a closed object) goes
+// to the full validator, which also words the errors.
+type flatSchema struct {
+	props    map[string]flatProp
+	required []string // at most 64
+	closed   bool     // additionalProperties: false
+}
+
+type flatProp struct {
+	types uint8    // bits of flatString...; 0 means any value
+	enum  []string // allowed strings, when set
+	bit   uint64   // this property's bit among the required, or 0
+}
+
+const (
+	flatString uint8 = 1 << iota
+	flatNumber
+	flatInteger
+	flatBoolean
+	flatNull
+)
+
+var flatTypes = map[string]uint8{"string": flatString, "number": flatNumber, "integer": flatInteger, "boolean": flatBoolean, "null": flatNull}
+
+// annotations are keywords that never make a value invalid (format is an
+// annotation in the 2019-09 and 2020-12 dialects unless asked otherwise).
+func annotation(k string) bool {
+	switch k {
+	case "title", "description", "$comment", "default", "examples", "deprecated", "readOnly", "writeOnly", "format", "$schema":
+		return true
+	}
+	return false
+}
+
+// newFlatSchema returns the flat form of a decoded schema, or nil when it
+// uses anything more.
+func newFlatSchema(m map[string]any) *flatSchema {
+	if d, ok := m["$schema"]; ok && d != "https://json-schema.org/draft/2020-12/schema" && d != "https://json-schema.org/draft/2019-09/schema" {
+		return nil // older dialects assert format and differ on integers
+	}
+	f := &flatSchema{props: map[string]flatProp{}}
+	for k, v := range m {
+		switch {
+		case k == "type":
+			if v != "object" {
+				return nil
+			}
+		case k == "properties":
+			props, ok := v.(map[string]any)
+			if !ok {
+				return nil
+			}
+			for name, p := range props {
+				fp, ok := newFlatProp(p)
+				if !ok {
+					return nil
+				}
+				f.props[name] = fp
+			}
+		case k == "required":
+			req, ok := v.([]any)
+			if !ok || len(req) > 64 {
+				return nil
+			}
+			for _, r := range req {
+				s, ok := r.(string)
+				if !ok {
+					return nil
+				}
+				if !slices.Contains(f.required, s) {
+					f.required = append(f.required, s)
+				}
+			}
+		case k == "additionalProperties":
+			switch v {
+			case false:
+				f.closed = true
+			case true:
+			default:
+				return nil
+			}
+		case annotation(k):
+		default:
+			return nil
+		}
+	}
+	if _, ok := m["type"]; !ok {
+		return nil
+	}
+	for i, r := range f.required {
+		p, ok := f.props[r]
+		if !ok {
+			if f.closed {
+				// Required but not allowed: nothing is valid, and the
+				// full validator says why.
+				return nil
+			}
+			// Required, with any value.
+			p = flatProp{}
+		}
+		p.bit = 1 << i
+		f.props[r] = p
+	}
+	return f
+}
+
+func newFlatProp(v any) (flatProp, bool) {
+	var p flatProp
+	m, ok := v.(map[string]any)
+	if !ok {
+		return p, false // true and false schemas go the long way
+	}
+	for k, v := range m {
+		switch {
+		case k == "type":
+			switch t := v.(type) {
+			case string:
+				bit, ok := flatTypes[t]
+				if !ok {
+					return p, false
+				}
+				p.types = bit
+			case []any:
+				if len(t) == 0 {
+					return p, false
+				}
+				for _, e := range t {
+					s, _ := e.(string)
+					bit, ok := flatTypes[s]
+					if !ok {
+						return p, false
+					}
+					p.types |= bit
+				}
+			default:
+				return p, false
+			}
+		case k == "enum":
+			list, ok := v.([]any)
+			if !ok || len(list) == 0 {
+				return p, false
+			}
+			for _, e := range list {
+				s, ok := e.(string)
+				if !ok {
+					return p, false
+				}
+				p.enum = append(p.enum, s)
+			}
+		case annotation(k) && k != "$schema":
+		default:
+			return p, false
+		}
+	}
+	if p.enum != nil {
+		// Only strings can match; a type that excludes strings leaves
+		// nothing valid, which the full validator explains.
+		if p.types != 0 && p.types&flatString == 0 {
+			return p, false
+		}
+		p.types = flatString
+	}
+	return p, true
+}
+
+// valid reports whether raw, a whole JSON text, certainly satisfies the
+// schema. false means: ask the full validator.
+func (f *flatSchema) valid(raw []byte) bool {
+	fd := flatDecoders.Get().(*flatDecoder)
+	defer func() {
+		fd.r.Reset(nil) // keep no reference to the arguments
+		flatDecoders.Put(fd)
+	}()
+	fd.r.Reset(raw)
+	fd.d.Reset(&fd.r)
+	d := &fd.d
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return false
+	}
+	var seen uint64
+	for d.PeekKind() != '}' {
+		// Raw values rather than tokens: a name or string without
+		// escapes is read in place, with no allocation.
+		name, err := d.ReadValue()
+		if err != nil {
+			return false
+		}
+		key, plain := unquoted(name)
+		if !plain {
+			return false
+		}
+		p, known := f.props[string(key)]
+		if !known && f.closed {
+			return false
+		}
+		seen |= p.bit
+		v, err := d.ReadValue()
+		if err != nil {
+			return false
+		}
+		if p.types == 0 {
+			continue
+		}
+		var ok bool
+		switch v[0] {
+		case '"':
+			ok = p.types&flatString != 0
+			if ok && p.enum != nil {
+				s, plain := unquoted(v)
+				ok = plain && slices.Contains(p.enum, string(s))
+			}
+		case 't', 'f':
+			ok = p.types&flatBoolean != 0
+		case 'n':
+			ok = p.types&flatNull != 0
+		case '{', '[':
+		default: // a number
+			if p.types&flatNumber != 0 {
+				ok = true
+			} else if p.types&flatInteger != 0 {
+				// Digits only: anything else (1.0, 1e3) may still be an
+				// integer, and the full validator decides.
+				ok = plainInteger(v)
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return false
+	}
+	if _, err := d.ReadToken(); err != io.EOF {
+		return false // more than one value, or garbage
+	}
+	want := uint64(1)<<len(f.required) - 1
+	return seen == want
+}
+
+type flatDecoder struct {
+	r bytes.Reader
+	d jsontext.Decoder
+}
+
+var flatDecoders = sync.Pool{New: func() any { return new(flatDecoder) }}
+
+// unquoted returns the bytes between the quotes of a JSON string, and
+// false when it has escapes (its text then differs from its bytes).
+func unquoted(v []byte) ([]byte, bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return nil, false
+	}
+	s := v[1 : len(v)-1]
+	return s, bytes.IndexByte(s, '\\') < 0
+}
+
+func plainInteger(s []byte) bool {
+	if len(s) > 0 && s[0] == '-' {
+		s = s[1:]
+	}
+	if len(s) == 0 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
