@@ -24,7 +24,7 @@ type schema struct {
 	// trivial schemas accept every object ({"type":"object"} and the
 	// like), so validating against them is skipped.
 	trivial  bool
-	flat     *flatSchema // a fast path for the common shape, or nil
+	flat     *flatSchema               // a fast path for the common shape, or nil
 	defaults map[string]jsontext.Value // top-level property defaults
 }
 
