@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpgate/mcpgate/internal/workpool"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -200,7 +201,7 @@ func (ss *ServerSession) processMessage(ctx context.Context, msg *jsonrpc.Messag
 		if wait || req.inline {
 			ss.run(ctx, req)
 		} else {
-			go ss.run(ctx, req)
+			workpool.Go(func() { ss.run(ctx, req) })
 		}
 	}
 }
@@ -389,10 +390,10 @@ func (ss *ServerSession) processBatch(ctx context.Context, data []byte, w Messag
 				continue
 			}
 			wg.Add(1)
-			go func() {
+			workpool.Go(func() {
 				defer wg.Done()
 				ss.run(ctx, req)
-			}()
+			})
 		}
 	}
 	finish := func() {

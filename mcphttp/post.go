@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/workpool"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -203,7 +204,7 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, s *session, b
 	// it counts as activity and as work to finish at shutdown on its own.
 	s.begin()
 	h.inflight.Add(1)
-	go func() {
+	workpool.Go(func() {
 		defer h.inflight.Done()
 		defer s.end()
 		if b.batch {
@@ -222,7 +223,7 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, s *session, b
 		// Kept until now so that a client whose connection was closed
 		// can resume the stream while the request runs.
 		s.dropStream(st)
-	}()
+	})
 	h.wait(r, st, c)
 }
 

@@ -80,21 +80,24 @@ func (s *stream) emit(msg []byte, final bool) error {
 		}
 		return nil
 	}
-	s.startSSE()
+	s.startSSE(false) // the event below flushes both
 	s.seq++
 	if err := s.sess.h.opts.EventStore.Append(s.sess.key, s.name, s.seq, msg); err != nil {
 		s.sess.h.logger.Warn("mcphttp: could not store an event", "error", err)
 	}
 	if s.c != nil {
-		s.writeEvent(s.c, eventID(s.name, s.seq), msg)
+		// The reply ends the response, whose end flushes it together
+		// with the end of the body: one write instead of two.
+		s.writeEvent(s.c, eventID(s.name, s.seq), msg, !(final && !s.standalone))
 	}
 	return nil
 }
 
 // startSSE switches the attached connection to an event stream, opening
 // with a priming event (an id and no data) for clients of 2025-11-25 and
-// later, which lets them resume even before the first message.
-func (s *stream) startSSE() {
+// later, which lets them resume even before the first message. flush is
+// false when an event follows at once and flushes both.
+func (s *stream) startSSE(flush bool) {
 	s.sse = true
 	c := s.c
 	if c == nil || c.sse {
@@ -116,17 +119,25 @@ func (s *stream) startSSE() {
 	} else {
 		b.WriteString(": stream open\n\n")
 	}
-	s.write(c, b.Bytes())
+	if flush {
+		s.write(c, b.Bytes())
+	} else {
+		s.buffer(c, b.Bytes())
+	}
 }
 
-func (s *stream) writeEvent(c *conn, id string, msg []byte) {
+func (s *stream) writeEvent(c *conn, id string, msg []byte, flush bool) {
 	b := make([]byte, 0, len(msg)+len(id)+32)
 	b = append(b, "id: "...)
 	b = append(b, id...)
 	b = append(b, "\nevent: message\ndata: "...)
 	b = append(b, msg...)
 	b = append(b, "\n\n"...)
-	s.write(c, b)
+	if flush {
+		s.write(c, b)
+	} else {
+		s.buffer(c, b)
+	}
 }
 
 // write sends bytes and flushes; a failed write detaches the connection,
@@ -137,7 +148,20 @@ func (s *stream) write(c *conn, b []byte) {
 	if err == nil {
 		err = c.rc.Flush()
 	}
-	if err != nil && s.c == c {
+	if err != nil {
+		s.lost(c)
+	}
+}
+
+// buffer writes bytes without flushing them: the next write does.
+func (s *stream) buffer(c *conn, b []byte) {
+	if _, err := c.w.Write(b); err != nil {
+		s.lost(c)
+	}
+}
+
+func (s *stream) lost(c *conn) {
+	if s.c == c {
 		s.c = nil
 		close(c.end)
 	}
@@ -156,7 +180,10 @@ func (s *stream) attachLocked(c *conn) {
 	}
 	s.c = c
 	if s.sse {
-		s.startSSE()
+		// A fresh POST stream (StreamResponses) holds its opening until
+		// the first event, the first keep-alive or the end of the
+		// response, so that a quick reply costs one write, not two.
+		s.startSSE(s.standalone || s.seq > 0)
 	}
 }
 
@@ -178,7 +205,7 @@ func (s *stream) detach() {
 	if s.c == nil {
 		return
 	}
-	s.startSSE()
+	s.startSSE(true)
 	c := s.c
 	s.c = nil
 	close(c.end)
@@ -193,7 +220,7 @@ func (s *stream) tick(c *conn) {
 	if s.c != c || s.replied {
 		return
 	}
-	s.startSSE()
+	s.startSSE(false) // the keep-alive below flushes both
 	if s.c == c {
 		s.write(c, []byte(": keepalive\n\n"))
 	}
@@ -211,7 +238,7 @@ func (s *stream) replay(c *conn, after int) error {
 	h.Set("X-Accel-Buffering", "no")
 	c.w.WriteHeader(http.StatusOK)
 	err := s.sess.h.opts.EventStore.Replay(s.sess.key, s.name, after, func(seq int, data []byte) error {
-		s.writeEvent(c, eventID(s.name, seq), data)
+		s.writeEvent(c, eventID(s.name, seq), data, true)
 		return nil
 	})
 	if err != nil {
