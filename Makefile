@@ -50,4 +50,4 @@ build:
 	$(GO) build -o bin/mcpgate ./cmd/mcpgate
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./jsonrpc ./mcp ./cmd/mcpgate
+	$(GO) test -run '^$$' -bench . -benchmem ./jsonrpc ./mcp ./mcphttp ./cmd/mcpgate

@@ -78,3 +78,31 @@ func TestBadInputOverHTTP(t *testing.T) {
 		t.Errorf("abandoned request: %d", resp.StatusCode)
 	}
 }
+
+// An initialize with fields of the wrong type is refused with -32602 and
+// opens no session.
+func TestBadInitialize(t *testing.T) {
+	h, srv := startHTTP(t, testServer(), nil)
+	c := newClient(t, srv)
+	for _, params := range []string{
+		`{"protocolVersion":5,"capabilities":{},"clientInfo":{"name":"t","version":"1"}}`,
+		`{"protocolVersion":"2025-11-25","capabilities":"all","clientInfo":{"name":"t","version":"1"}}`,
+		`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":["t","1"]}`,
+		`{"protocolVersion":"2025-11-25","capabilities":{"sampling":7},"clientInfo":{"name":"t","version":"1"}}`,
+		`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":1,"version":"1"}}`,
+	} {
+		resp := c.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":` + params + `}`)
+		body := readAll(t, resp)
+		if resp.StatusCode != 200 || errorCode(t, body) != -32602 || resp.Header.Get("Mcp-Session-Id") != "" {
+			t.Errorf("%s: %d %s (session %q), want -32602 and no session", params, resp.StatusCode, body, resp.Header.Get("Mcp-Session-Id"))
+		}
+	}
+	// The failed initializes hold no slot in the session table.
+	deadline := time.Now().Add(waitFor)
+	for h.SessionCount() != 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := h.SessionCount(); n != 0 {
+		t.Errorf("%d sessions left after failed initializes", n)
+	}
+}

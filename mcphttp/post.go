@@ -196,6 +196,8 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, s *session, b
 		return
 	}
 	st := s.newStream()
+	initialize := !b.batch && b.msg.Method == "initialize" && w.Header().Get(headerSessionID) == s.id
+	st.initialize = initialize
 	c := newConn(w)
 	st.attach(c)
 	defer st.release(c)
@@ -223,6 +225,11 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, s *session, b
 		// Kept until now so that a client whose connection was closed
 		// can resume the stream while the request runs.
 		s.dropStream(st)
+		if initialize && s.ss.ProtocolVersion() == "" {
+			// The initialize failed, so the session never began: it must
+			// not hold a slot until it expires.
+			h.closeSession(s)
+		}
 	})
 	h.wait(r, st, c)
 }

@@ -40,6 +40,11 @@ type stream struct {
 	seq     int
 	replied bool
 	done    chan struct{} // closed when the reply has been written
+
+	// initialize marks the stream of the POST that creates its session:
+	// an error reply there means no session was made, so the reply must
+	// not hand out its id.
+	initialize bool
 }
 
 func newStream(sess *session, name string, standalone bool) *stream {
@@ -70,6 +75,9 @@ func (s *stream) emit(msg []byte, final bool) error {
 		// clients and the easiest to debug with curl.
 		if s.c != nil {
 			h := s.c.w.Header()
+			if s.initialize && isErrorReply(msg) {
+				h.Del(headerSessionID)
+			}
 			h.Set("Content-Type", "application/json")
 			status := http.StatusOK
 			if isBadRequestReply(msg) {
@@ -264,6 +272,15 @@ func CloseSSEStream(ctx context.Context) bool {
 	}
 	s.detach()
 	return true
+}
+
+// isErrorReply reports whether a reply is a JSON-RPC error response.
+func isErrorReply(msg []byte) bool {
+	if !bytes.Contains(msg, []byte(`"error"`)) {
+		return false
+	}
+	m, de := jsonrpc.DecodeMessage(msg)
+	return de == nil && m.Error != nil
 }
 
 // isBadRequestReply reports whether a JSON reply is a JSON-RPC error saying

@@ -23,7 +23,8 @@ Out of the box it offers a task store (create, list, update and complete
 tasks, kept in a SQLite file in your data directory), so an assistant such
 as Claude Desktop or Claude Code can keep track of work across sessions.
 
-Start it from an MCP client's configuration:
+Run "mcpgate serve" and point a client at http://127.0.0.1:8765/mcp, or let
+the client start it over stdio:
 
   {"mcpServers": {"mcpgate": {"command": "mcpgate", "args": ["serve", "--stdio"]}}}
 
