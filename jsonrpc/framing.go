@@ -23,6 +23,10 @@ type TooLargeError struct {
 	// Prefix holds the first bytes of the line, from which the id of the
 	// oversized request can often still be read (see PeekID).
 	Prefix []byte
+	// Suffix holds the last bytes of the line, without its terminator:
+	// encoders that write the id after a large result (as the TypeScript
+	// SDK does) leave it there (see PeekTrailingID).
+	Suffix []byte
 }
 
 func (e *TooLargeError) Error() string {
@@ -67,7 +71,7 @@ func (lr *LineReader) readLine() ([]byte, error) {
 	frag, err := lr.r.ReadSlice('\n')
 	if err == nil {
 		if len(frag)-1 > lr.max {
-			return nil, &TooLargeError{Limit: lr.max, Size: len(frag) - 1, Prefix: clone(frag[:min(len(frag), prefixKeep)])}
+			return nil, &TooLargeError{Limit: lr.max, Size: len(frag) - 1, Prefix: clone(frag[:min(len(frag), prefixKeep)]), Suffix: keepTail(nil, frag[:len(frag)-1])}
 		}
 		return clone(frag[:len(frag)-1]), nil
 	}
@@ -76,7 +80,7 @@ func (lr *LineReader) readLine() ([]byte, error) {
 			return nil, io.EOF
 		}
 		if len(frag) > lr.max {
-			return nil, &TooLargeError{Limit: lr.max, Size: len(frag), Prefix: clone(frag[:min(len(frag), prefixKeep)])}
+			return nil, &TooLargeError{Limit: lr.max, Size: len(frag), Prefix: clone(frag[:min(len(frag), prefixKeep)]), Suffix: keepTail(nil, frag)}
 		}
 		return clone(frag), nil
 	}
@@ -86,23 +90,29 @@ func (lr *LineReader) readLine() ([]byte, error) {
 	// A long line: gather it, but stop keeping bytes past the limit.
 	buf := append([]byte(nil), frag...)
 	size := len(frag)
+	tail := keepTail(nil, frag)
 	for {
 		frag, err = lr.r.ReadSlice('\n')
 		size += len(frag)
+		if err == nil {
+			tail = keepTail(tail, frag[:len(frag)-1])
+		} else {
+			tail = keepTail(tail, frag)
+		}
 		if size <= lr.max+1 {
 			buf = append(buf, frag...)
 		}
 		switch {
 		case err == nil:
 			if size-1 > lr.max {
-				return nil, &TooLargeError{Limit: lr.max, Size: size - 1, Prefix: buf[:min(len(buf), prefixKeep)]}
+				return nil, &TooLargeError{Limit: lr.max, Size: size - 1, Prefix: buf[:min(len(buf), prefixKeep)], Suffix: tail}
 			}
 			return buf[:len(buf)-1], nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
 		case err == io.EOF:
 			if size > lr.max {
-				return nil, &TooLargeError{Limit: lr.max, Size: size, Prefix: buf[:min(len(buf), prefixKeep)]}
+				return nil, &TooLargeError{Limit: lr.max, Size: size, Prefix: buf[:min(len(buf), prefixKeep)], Suffix: tail}
 			}
 			return buf, nil
 		default:
@@ -112,6 +122,20 @@ func (lr *LineReader) readLine() ([]byte, error) {
 }
 
 func clone(b []byte) []byte { return append([]byte(nil), b...) }
+
+const suffixKeep = 512
+
+// keepTail appends b to tail and keeps the last suffixKeep bytes.
+func keepTail(tail, b []byte) []byte {
+	if len(b) >= suffixKeep {
+		return append(tail[:0], b[len(b)-suffixKeep:]...)
+	}
+	tail = append(tail, b...)
+	if len(tail) > suffixKeep {
+		tail = append(tail[:0], tail[len(tail)-suffixKeep:]...)
+	}
+	return tail
+}
 
 // LineWriter writes newline-delimited messages. Write may be called from
 // many goroutines; each message is written whole. Writers that arrive while
@@ -148,6 +172,46 @@ func (lw *LineWriter) Write(msg []byte) error {
 		lw.err = lw.w.Flush()
 	}
 	return lw.err
+}
+
+// PeekTrailingID returns the id of a message from its last bytes, for
+// messages whose id follows a large member: the last "id" member of the
+// suffix whose value is a valid id and ends the object or precedes
+// another member. It is a best guess, to be trusted only when it names a
+// request the caller is waiting for. It returns the zero ID if none is
+// found.
+func PeekTrailingID(suffix []byte) ID {
+	key := []byte(`"id"`)
+	for end := len(suffix); ; {
+		i := bytes.LastIndex(suffix[:end], key)
+		if i < 0 {
+			return ID{}
+		}
+		end = i
+		rest := trimLeftSpace(suffix[i+len(key):])
+		if len(rest) == 0 || rest[0] != ':' {
+			continue
+		}
+		d := jsontextDecoder(rest[1:])
+		v, err := d.ReadValue()
+		if err != nil {
+			continue
+		}
+		after := trimLeftSpace(rest[1+int(d.InputOffset()):])
+		if len(after) == 0 || (after[0] != '}' && after[0] != ',') {
+			continue
+		}
+		if id, e := parseID(clone(v)); e == nil {
+			return id
+		}
+	}
+}
+
+func trimLeftSpace(b []byte) []byte {
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	return b
 }
 
 // PeekID returns the top-level id of a message, reading only as far as

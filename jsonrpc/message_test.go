@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -189,5 +190,40 @@ func TestPeekID(t *testing.T) {
 		if got := PeekID([]byte(in)).raw; got != want {
 			t.Errorf("PeekID(%s) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestPeekTrailingID(t *testing.T) {
+	for in, want := range map[string]string{
+		`xxxx"}]},"jsonrpc":"2.0","id":12}`:            `12`,
+		`xxxx"}]},"jsonrpc":"2.0","id" : "a\"b" }`:     `"a\"b"`,
+		`xx","id":3,"jsonrpc":"2.0"}`:                  `3`,
+		`"text":"the \"id\":9 trick"}]},"id":4}`:       `4`,
+		`"text":"no id here"}]}}`:                      ``,
+		`"id":{"a":1}}`:                                ``,
+		`"id":1.5}`:                                    ``,
+		`"id":null}`:                                   ``,
+		`"id":7 "x"`:                                   ``,
+	} {
+		if got := PeekTrailingID([]byte(in)).raw; got != want {
+			t.Errorf("PeekTrailingID(%s) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestTooLargeSuffix(t *testing.T) {
+	big := strings.Repeat("x", 200<<10)
+	in := `{"result":{"content":[{"type":"text","text":"` + big + `"}]},"jsonrpc":"2.0","id":42}` + "\n" + `{"jsonrpc":"2.0","id":43,"result":{}}` + "\n"
+	lr := NewLineReader(strings.NewReader(in), 1024)
+	_, err := lr.Read()
+	var tl *TooLargeError
+	if !errors.As(err, &tl) {
+		t.Fatalf("got %v, want TooLargeError", err)
+	}
+	if got := PeekTrailingID(tl.Suffix).String(); got != "42" {
+		t.Errorf("trailing id %q, want 42 (suffix %q)", got, tl.Suffix)
+	}
+	if line, err := lr.Read(); err != nil || !strings.Contains(string(line), `"id":43`) {
+		t.Errorf("next line: %q, %v", line, err)
 	}
 }

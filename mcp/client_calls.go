@@ -1,0 +1,266 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"iter"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// serverCaps returns the server's declared capabilities and revision.
+func (cs *ClientSession) serverCaps() (ServerCapabilities, revision) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.init == nil {
+		return ServerCapabilities{}, cs.rev
+	}
+	return cs.init.Capabilities, cs.rev
+}
+
+// require fails a call the server declared no support for, naming what is
+// missing, instead of sending it to be refused.
+func (cs *ClientSession) require(method string) error {
+	caps, rev := cs.serverCaps()
+	var ok bool
+	var what string
+	switch method {
+	case methodToolsList, methodToolsCall:
+		ok, what = caps.Tools != nil, "tools"
+	case methodResourcesList, methodResourceTemplatesList, methodResourcesRead:
+		ok, what = caps.Resources != nil, "resources"
+	case methodResourcesSubscribe, methodResourcesUnsubscribe:
+		ok, what = caps.Resources != nil && caps.Resources.Subscribe, "resources.subscribe"
+	case methodPromptsList, methodPromptsGet:
+		ok, what = caps.Prompts != nil, "prompts"
+	case methodLoggingSetLevel:
+		ok, what = caps.Logging != nil, "logging"
+	case methodCompletionComplete:
+		// The completions capability arrived with 2025-03-26; before it
+		// completion went with prompts or resources.
+		if rev.completionsCap() {
+			ok, what = caps.Completions != nil, "completions"
+		} else {
+			ok, what = caps.Prompts != nil || caps.Resources != nil, "prompts or resources (completion at 2024-11-05)"
+		}
+	default:
+		return nil
+	}
+	if !ok {
+		return fmt.Errorf("%w: %s needs the %s capability, which the server (protocol %s) did not declare", ErrNotSupported, method, what, rev)
+	}
+	return nil
+}
+
+func (cs *ClientSession) request(ctx context.Context, method string, params, result any) error {
+	if err := cs.require(method); err != nil {
+		return err
+	}
+	return cs.call(ctx, method, params, result, true)
+}
+
+// Ping checks that the server answers.
+func (cs *ClientSession) Ping(ctx context.Context) error {
+	return cs.call(ctx, methodPing, nil, nil, true)
+}
+
+// ListTools returns one page of the server's tools.
+func (cs *ClientSession) ListTools(ctx context.Context, p *PaginatedParams) (*ListToolsResult, error) {
+	var res ListToolsResult
+	if err := cs.request(ctx, methodToolsList, p, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// Tools iterates over all the server's tools, page by page.
+func (cs *ClientSession) Tools(ctx context.Context) iter.Seq2[*Tool, error] {
+	return paginate(ctx, func(ctx context.Context, cursor string) ([]*Tool, string, error) {
+		res, err := cs.ListTools(ctx, cursorParams(cursor))
+		if err != nil {
+			return nil, "", err
+		}
+		return res.Tools, res.NextCursor, nil
+	})
+}
+
+// CallTool calls a tool with arguments given as any value that encodes as
+// a JSON object (a struct, a map, a json.RawMessage) or nil. A tool that
+// failed comes back as a result with IsError set, not as an error.
+func (cs *ClientSession) CallTool(ctx context.Context, name string, args any) (*CallToolResult, error) {
+	p := &CallToolParams{Name: name}
+	if args != nil {
+		b, err := marshal(args)
+		if err != nil {
+			return nil, fmt.Errorf("mcp: encoding the arguments of %s: %w", name, err)
+		}
+		p.Arguments = jsontext.Value(b)
+	}
+	return cs.CallToolParams(ctx, p)
+}
+
+// CallToolParams is CallTool with the params spelled out (to set _meta).
+func (cs *ClientSession) CallToolParams(ctx context.Context, p *CallToolParams) (*CallToolResult, error) {
+	var res CallToolResult
+	if err := cs.request(ctx, methodToolsCall, p, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// ListResources returns one page of the server's resources.
+func (cs *ClientSession) ListResources(ctx context.Context, p *PaginatedParams) (*ListResourcesResult, error) {
+	var res ListResourcesResult
+	if err := cs.request(ctx, methodResourcesList, p, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// Resources iterates over all the server's resources.
+func (cs *ClientSession) Resources(ctx context.Context) iter.Seq2[*Resource, error] {
+	return paginate(ctx, func(ctx context.Context, cursor string) ([]*Resource, string, error) {
+		res, err := cs.ListResources(ctx, cursorParams(cursor))
+		if err != nil {
+			return nil, "", err
+		}
+		return res.Resources, res.NextCursor, nil
+	})
+}
+
+// ListResourceTemplates returns one page of the server's resource
+// templates.
+func (cs *ClientSession) ListResourceTemplates(ctx context.Context, p *PaginatedParams) (*ListResourceTemplatesResult, error) {
+	var res ListResourceTemplatesResult
+	if err := cs.request(ctx, methodResourceTemplatesList, p, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// ResourceTemplates iterates over all the server's resource templates.
+func (cs *ClientSession) ResourceTemplates(ctx context.Context) iter.Seq2[*ResourceTemplate, error] {
+	return paginate(ctx, func(ctx context.Context, cursor string) ([]*ResourceTemplate, string, error) {
+		res, err := cs.ListResourceTemplates(ctx, cursorParams(cursor))
+		if err != nil {
+			return nil, "", err
+		}
+		return res.ResourceTemplates, res.NextCursor, nil
+	})
+}
+
+// ReadResource reads a resource.
+func (cs *ClientSession) ReadResource(ctx context.Context, uri string) (*ReadResourceResult, error) {
+	var res ReadResourceResult
+	if err := cs.request(ctx, methodResourcesRead, &ReadResourceParams{URI: uri}, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// Subscribe asks for notifications/resources/updated about uri, delivered
+// to ClientOptions.ResourceUpdatedHandler.
+func (cs *ClientSession) Subscribe(ctx context.Context, uri string) error {
+	return cs.request(ctx, methodResourcesSubscribe, &ReadResourceParams{URI: uri}, nil)
+}
+
+// Unsubscribe undoes Subscribe.
+func (cs *ClientSession) Unsubscribe(ctx context.Context, uri string) error {
+	return cs.request(ctx, methodResourcesUnsubscribe, &ReadResourceParams{URI: uri}, nil)
+}
+
+// ListPrompts returns one page of the server's prompts.
+func (cs *ClientSession) ListPrompts(ctx context.Context, p *PaginatedParams) (*ListPromptsResult, error) {
+	var res ListPromptsResult
+	if err := cs.request(ctx, methodPromptsList, p, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// Prompts iterates over all the server's prompts.
+func (cs *ClientSession) Prompts(ctx context.Context) iter.Seq2[*Prompt, error] {
+	return paginate(ctx, func(ctx context.Context, cursor string) ([]*Prompt, string, error) {
+		res, err := cs.ListPrompts(ctx, cursorParams(cursor))
+		if err != nil {
+			return nil, "", err
+		}
+		return res.Prompts, res.NextCursor, nil
+	})
+}
+
+// GetPrompt renders a prompt with its arguments.
+func (cs *ClientSession) GetPrompt(ctx context.Context, name string, args map[string]string) (*GetPromptResult, error) {
+	var res GetPromptResult
+	if err := cs.request(ctx, methodPromptsGet, &GetPromptParams{Name: name, Arguments: args}, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// Complete asks for completions of a prompt's or resource template's
+// argument.
+func (cs *ClientSession) Complete(ctx context.Context, p *CompleteParams) (*CompleteResult, error) {
+	var res CompleteResult
+	if err := cs.request(ctx, methodCompletionComplete, p, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// SetLoggingLevel asks the server to send log messages at level and
+// above, delivered to ClientOptions.LoggingMessageHandler.
+func (cs *ClientSession) SetLoggingLevel(ctx context.Context, level LoggingLevel) error {
+	return cs.request(ctx, methodLoggingSetLevel, &SetLevelParams{Level: level}, nil)
+}
+
+// NotifyRootsListChanged tells the server the client's roots changed.
+func (cs *ClientSession) NotifyRootsListChanged(ctx context.Context) error {
+	return cs.notify(ctx, notificationRootsListChanged, nil)
+}
+
+func cursorParams(cursor string) *PaginatedParams {
+	if cursor == "" {
+		return nil
+	}
+	return &PaginatedParams{Cursor: cursor}
+}
+
+// maxPages bounds a listing, so a server that never stops paginating
+// cannot keep a caller looping.
+const maxPages = 10000
+
+// paginate yields every item of every page, stopping at the first error,
+// at a cursor seen before, or after maxPages pages.
+func paginate[T any](ctx context.Context, page func(context.Context, string) ([]T, string, error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		seen := map[string]bool{}
+		cursor := ""
+		for n := 0; ; n++ {
+			if n == maxPages {
+				yield(zero, fmt.Errorf("mcp: gave up after %d pages: the server keeps returning a nextCursor", maxPages))
+				return
+			}
+			items, next, err := page(ctx, cursor)
+			if err != nil {
+				yield(zero, err)
+				return
+			}
+			for _, it := range items {
+				if !yield(it, nil) {
+					return
+				}
+			}
+			if next == "" {
+				return
+			}
+			if seen[next] {
+				yield(zero, fmt.Errorf("mcp: the server returned the cursor %q twice; stopping to avoid a loop", truncateString(next, 64)))
+				return
+			}
+			seen[next] = true
+			cursor = next
+		}
+	}
+}

@@ -1,0 +1,316 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// pipePair returns the two ends of an in-memory newline-delimited link.
+func pipePair() (client, server Conn) {
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	return NewStdioConn(cr, cw, 0), NewStdioConn(sr, sw, 0)
+}
+
+// connect serves s on one end of a pipe and connects a client to the
+// other; both end with the test.
+func connect(t *testing.T, s *Server, opts *ClientOptions) *ClientSession {
+	t.Helper()
+	cc, sc := pipePair()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.ServeConn(ctx, sc, &ServeOptions{ShutdownTimeout: time.Second})
+	}()
+	cs, err := NewClient(&Implementation{Name: "test-client", Version: "1"}, opts).Connect(context.Background(), ConnTransport{cc})
+	if err != nil {
+		cancel()
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		cancel()
+		sc.Close()
+		<-done
+	})
+	return cs
+}
+
+type clientEchoIn struct {
+	Text string `json:"text"`
+}
+
+func featureServer(opts *ServerOptions) *Server {
+	if opts == nil {
+		opts = &ServerOptions{}
+	}
+	opts.Logging = true
+	opts.CompletionHandler = func(_ context.Context, req *CompleteRequest) (*CompleteResult, error) {
+		return &CompleteResult{Completion: CompletionValues{Values: []string{req.Params.Argument.Value + "-done"}}}, nil
+	}
+	s := NewServer(&Implementation{Name: "feature", Version: "2"}, opts)
+	AddTool(s, &Tool{Name: "echo"}, func(_ context.Context, _ *CallToolRequest, in clientEchoIn) (*CallToolResult, any, error) {
+		return TextResult(in.Text), nil, nil
+	})
+	s.AddTool(&Tool{Name: "slow", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		for i := 1; i <= 3; i++ {
+			req.NotifyProgress(float64(i), 3, fmt.Sprintf("step %d", i))
+		}
+		req.Log(LevelInfo, "slow", "working")
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		return TextResult("slept"), nil
+	})
+	s.AddTool(&Tool{Name: "hang", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		<-ctx.Done()
+		hangCancelled <- context.Cause(ctx)
+		return nil, ctx.Err()
+	})
+	s.AddTool(&Tool{Name: "ask", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		roots, err := req.ListRoots(ctx)
+		if err != nil {
+			return nil, err
+		}
+		el, err := req.Elicit(ctx, &ElicitParams{Message: "name?", RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}})
+		if err != nil {
+			return nil, err
+		}
+		sm, err := req.CreateMessage(ctx, &CreateMessageParams{MaxTokens: 10, Messages: []*SamplingMessage{NewSamplingMessage(RoleUser, &TextContent{Text: "hi"})}})
+		if err != nil {
+			return nil, err
+		}
+		return TextResult(fmt.Sprintf("%s %v %s %s", roots.Roots[0].URI, el.Content["name"], sm.Model, sm.Content)), nil
+	})
+	s.AddResource(&Resource{URI: "file:///a.txt", Name: "a"}, func(context.Context, *ReadResourceRequest) (*ReadResourceResult, error) {
+		return &ReadResourceResult{Contents: []*ResourceContents{{URI: "file:///a.txt", Text: "hello"}}}, nil
+	})
+	s.AddPrompt(&Prompt{Name: "greet", Arguments: []*PromptArgument{{Name: "who", Required: true}}}, func(_ context.Context, req *GetPromptRequest) (*GetPromptResult, error) {
+		return &GetPromptResult{Messages: []*PromptMessage{{Role: RoleUser, Content: &TextContent{Text: "hello " + req.Params.Arguments["who"]}}}}, nil
+	})
+	return s
+}
+
+var hangCancelled = make(chan error, 8)
+
+func TestClientFeatures(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	var logs []string
+	listChanged := make(chan struct{}, 1)
+	cs := connect(t, featureServer(&ServerOptions{PageSize: 2}), &ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, _ *ClientSession, p *LoggingMessageParams) {
+			mu.Lock()
+			logs = append(logs, fmt.Sprint(p.Level, " ", p.Data))
+			mu.Unlock()
+		},
+		ToolListChangedHandler: func(ctx context.Context, s *ClientSession) {
+			// A handler may call the session.
+			if _, err := s.ListTools(ctx, nil); err == nil {
+				listChanged <- struct{}{}
+			}
+		},
+		RootsHandler: func(context.Context, *ClientSession) (*ListRootsResult, error) {
+			return &ListRootsResult{Roots: []*Root{{URI: "file:///work"}}}, nil
+		},
+		ElicitationHandler: func(_ context.Context, _ *ClientSession, p *ElicitParams) (*ElicitResult, error) {
+			return &ElicitResult{Action: "accept", Content: map[string]any{"name": "ada"}}, nil
+		},
+		CreateMessageHandler: func(_ context.Context, _ *ClientSession, p *CreateMessageParams) (*CreateMessageResult, error) {
+			return &CreateMessageResult{Role: RoleAssistant, Model: "fake-llm", Content: []byte(`{"type":"text","text":"ok"}`)}, nil
+		},
+	})
+
+	init := cs.InitializeResult()
+	if init.ServerInfo.Name != "feature" || cs.ProtocolVersion() != LatestVersion || init.Capabilities.Tools == nil {
+		t.Fatalf("initialize result: %+v", init)
+	}
+
+	// Pagination: 4 tools at 2 per page.
+	var names []string
+	for tool, err := range cs.Tools(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tool.Name)
+	}
+	if strings.Join(names, ",") != "ask,echo,hang,slow" {
+		t.Errorf("tools: %v", names)
+	}
+
+	res, err := cs.CallTool(ctx, "echo", map[string]any{"text": "hi"})
+	if err != nil || res.IsError || res.Content[0].(*TextContent).Text != "hi" {
+		t.Errorf("echo: %+v %v", res, err)
+	}
+	// Invalid arguments are a tool error, not a protocol error.
+	res, err = cs.CallTool(ctx, "echo", map[string]any{"text": 5})
+	if err != nil || !res.IsError {
+		t.Errorf("bad args: %+v %v", res, err)
+	}
+	// An unknown tool is a protocol error with its code.
+	_, err = cs.CallTool(ctx, "nope", nil)
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("unknown tool: %v", err)
+	}
+
+	// Progress reaches the callback of its own call, in order.
+	var progress []string
+	if err := cs.SetLoggingLevel(ctx, LevelDebug); err != nil {
+		t.Fatal(err)
+	}
+	res, err = cs.CallTool(WithProgress(ctx, func(p *ProgressNotificationParams) {
+		progress = append(progress, p.Message)
+	}), "slow", nil)
+	if err != nil || res.Content[0].(*TextContent).Text != "slept" {
+		t.Fatalf("slow: %+v %v", res, err)
+	}
+	if strings.Join(progress, ",") != "step 1,step 2,step 3" {
+		t.Errorf("progress: %v", progress)
+	}
+	waitUntil(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(logs) == 1 })
+	if logs[0] != "info working" {
+		t.Errorf("logs: %v", logs)
+	}
+
+	// Server-to-client requests reach the handlers.
+	res, err = cs.CallTool(ctx, "ask", nil)
+	if err != nil || res.IsError || res.Content[0].(*TextContent).Text != `file:///work ada fake-llm {"type":"text","text":"ok"}` {
+		t.Errorf("ask: %+v %v", res, err)
+	}
+
+	rr, err := cs.ReadResource(ctx, "file:///a.txt")
+	if err != nil || rr.Contents[0].Text != "hello" {
+		t.Errorf("read: %+v %v", rr, err)
+	}
+	if _, err := cs.ReadResource(ctx, "file:///missing"); !errors.As(err, &rpcErr) || rpcErr.Code != -32002 {
+		t.Errorf("missing resource: %v", err)
+	}
+	pr, err := cs.GetPrompt(ctx, "greet", map[string]string{"who": "bob"})
+	if err != nil || pr.Messages[0].Content.(*TextContent).Text != "hello bob" {
+		t.Errorf("prompt: %+v %v", pr, err)
+	}
+	cr, err := cs.Complete(ctx, &CompleteParams{Ref: &CompleteReference{Type: "ref/prompt", Name: "greet"}, Argument: CompleteArgument{Name: "who", Value: "bo"}})
+	if err != nil || cr.Completion.Values[0] != "bo-done" {
+		t.Errorf("complete: %+v %v", cr, err)
+	}
+	if err := cs.Ping(ctx); err != nil {
+		t.Error(err)
+	}
+	if err := cs.Subscribe(ctx, "file:///a.txt"); err != nil {
+		t.Errorf("subscribe: %v", err)
+	}
+}
+
+func TestClientListChanged(t *testing.T) {
+	s := featureServer(nil)
+	changed := make(chan int, 4)
+	cs := connect(t, s, &ClientOptions{
+		ToolListChangedHandler: func(ctx context.Context, cs *ClientSession) {
+			res, err := cs.ListTools(ctx, nil)
+			if err == nil {
+				changed <- len(res.Tools)
+			}
+		},
+	})
+	_ = cs
+	s.AddTool(&Tool{Name: "extra", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+		return TextResult(""), nil
+	})
+	select {
+	case n := <-changed:
+		if n != 5 {
+			t.Errorf("tools after change: %d", n)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no list_changed")
+	}
+}
+
+// Every revision the client speaks is negotiated with our server, and
+// what the older ones lack is refused clearly before anything is sent.
+func TestClientVersions(t *testing.T) {
+	for _, v := range SupportedVersions {
+		t.Run(v, func(t *testing.T) {
+			s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{HasPrompts: true})
+			cs := connect(t, s, &ClientOptions{ProtocolVersion: v})
+			if cs.ProtocolVersion() != v {
+				t.Errorf("negotiated %s", cs.ProtocolVersion())
+			}
+			_, err := cs.Complete(context.Background(), &CompleteParams{Ref: &CompleteReference{Type: "ref/prompt", Name: "x"}, Argument: CompleteArgument{Name: "a"}})
+			if v == Version20241105 {
+				// Completion before 2025-03-26 needs no capability of its
+				// own, so the request goes out and the server answers.
+				if errors.Is(err, ErrNotSupported) {
+					t.Errorf("complete at %s: %v", v, err)
+				}
+			} else if !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "completions") || !strings.Contains(err.Error(), v) {
+				t.Errorf("complete at %s: %v", v, err)
+			}
+			if _, err := cs.ListTools(context.Background(), nil); !errors.Is(err, ErrNotSupported) {
+				t.Errorf("tools at %s: %v", v, err)
+			}
+		})
+	}
+}
+
+// A call that times out tells the server, whose handler sees it cancelled.
+func TestClientTimeoutCancels(t *testing.T) {
+	cs := connect(t, featureServer(nil), &ClientOptions{RequestTimeout: 100 * time.Millisecond})
+	_, err := cs.CallTool(context.Background(), "hang", nil)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "timed out") {
+		t.Fatalf("hang: %v", err)
+	}
+	select {
+	case cause := <-hangCancelled:
+		if !strings.Contains(fmt.Sprint(cause), "timed out") {
+			t.Errorf("cause on the server: %v", cause)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server's handler was not cancelled")
+	}
+	// The session goes on.
+	if err := cs.Ping(context.Background()); err != nil {
+		t.Error(err)
+	}
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in time")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// checkGoroutines fails the test if goroutines started during it are
+// still running after it (with a grace period for ones winding down).
+func checkGoroutines(t *testing.T) func() {
+	before := runtime.NumGoroutine()
+	return func() {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > before {
+			buf := make([]byte, 1<<20)
+			t.Errorf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+		}
+	}
+}
