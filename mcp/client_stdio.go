@@ -79,7 +79,9 @@ func (t *CommandTransport) Connect(ctx context.Context) (Conn, error) {
 		return nil, fmt.Errorf("mcp: starting the server %s: %w", cmd.Path, err)
 	}
 	c := &commandConn{
-		Conn:       NewStdioConn(pollable(outR), pollable(inW), t.MaxMessageSize),
+		// os.Pipe files are on the network poller already; a dup would
+		// keep the server's stdin open after Close.
+		Conn:       NewStdioConn(outR, inW, t.MaxMessageSize),
 		cmd:        cmd,
 		stdin:      inW,
 		stdout:     outR,

@@ -8,6 +8,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(childEnv); mode != "" {
+		runChild(mode)
+	}
 	// Servers under test log to slog.Default; keep test output readable
 	// unless MCPGATE_TEST_LOG is set.
 	if os.Getenv("MCPGATE_TEST_LOG") == "" {

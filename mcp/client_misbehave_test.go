@@ -1,0 +1,224 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rawServer speaks just enough MCP to initialize and then answers each
+// tools/call as the tool's name says, misbehaving on purpose.
+func rawServer(t *testing.T, conn Conn) {
+	for {
+		data, err := conn.ReadMessage()
+		if err != nil {
+			return
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(data, &m) != nil || m.ID == nil {
+			continue
+		}
+		id := string(m.ID)
+		reply := func(result string) {
+			conn.WriteMessage([]byte(`{"jsonrpc":"2.0","id":` + id + `,"result":` + result + `}`))
+		}
+		ok := `{"content":[{"type":"text","text":"ok"}]}`
+		switch m.Method {
+		case "initialize":
+			reply(`{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"0"}}`)
+		case "ping":
+			reply(`{}`)
+		case "tools/call":
+			switch m.Params.Name {
+			case "garbage":
+				conn.WriteMessage([]byte(`this is not json`))
+				conn.WriteMessage([]byte(`{"jsonrpc":"2.0","id":`))
+				conn.WriteMessage([]byte(`[1,2`))
+				conn.WriteMessage([]byte(`{"jsonrpc":"2.0","id":` + id + `7,"result":{}}`))
+				reply(ok)
+			case "bad-envelope":
+				conn.WriteMessage([]byte(`{"jsonrpc":"1.0","id":` + id + `,"result":{}}`))
+			case "unknown-id":
+				conn.WriteMessage([]byte(`{"jsonrpc":"2.0","id":424242,"result":{}}`))
+			case "mistyped-id":
+				conn.WriteMessage([]byte(`{"jsonrpc":"2.0","id":"` + id + `","result":` + ok + `}`))
+			case "oversized-trailing-id":
+				big := strings.Repeat("x", 5<<20)
+				conn.WriteMessage([]byte(`{"result":{"content":[{"type":"text","text":"` + big + `"}]},"jsonrpc":"2.0","id":` + id + `}`))
+			case "oversized-leading-id":
+				big := strings.Repeat("x", 5<<20)
+				conn.WriteMessage([]byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"` + big + `"}]}}`))
+			case "malformed-result":
+				reply(`{"content":"not an array"}`)
+			case "never":
+			default:
+				reply(ok)
+			}
+		}
+	}
+}
+
+// A misbehaving server fails only the call it misbehaves on; the session
+// and the other calls go on.
+func TestClientMisbehavingServer(t *testing.T) {
+	defer checkGoroutines(t)()
+	cc, sc := pipePair()
+	go rawServer(t, sc)
+	cs, err := NewClient(nil, &ClientOptions{RequestTimeout: 30 * time.Second}).Connect(context.Background(), ConnTransport{cc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cs.Close()
+		sc.Close()
+	}()
+	if cs.ProtocolVersion() != Version20250618 {
+		t.Errorf("negotiated %s", cs.ProtocolVersion())
+	}
+	tests := []struct {
+		tool string
+		want string // in the error; "" means the call succeeds
+	}{
+		{"garbage", ""},
+		{"bad-envelope", "malformed response"},
+		{"unknown-id", "timed out"},
+		{"mistyped-id", `the id "`},
+		{"oversized-trailing-id", "exceeds the 4194304-byte limit"},
+		{"oversized-leading-id", "exceeds the 4194304-byte limit"},
+		{"malformed-result", "result is malformed"},
+		{"never", "timed out"},
+		{"fine", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.tool, func(t *testing.T) {
+			ctx := context.Background()
+			if strings.Contains(tc.want, "timed out") {
+				// Only these wait for a deadline; the others must fail
+				// at once, long before the session's 30 s default.
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, 300*time.Millisecond)
+				defer cancel()
+			}
+			res, err := cs.CallTool(ctx, tc.tool, nil)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("error %v", err)
+			case tc.want == "" && res.Content[0].(*TextContent).Text != "ok":
+				t.Errorf("result %+v", res)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+			if err := cs.Ping(context.Background()); err != nil {
+				t.Errorf("session broken after %s: %v", tc.tool, err)
+			}
+		})
+	}
+}
+
+// A server that answers initialize with a revision we do not speak is
+// refused with a message naming it.
+func TestClientRefusesUnknownRevision(t *testing.T) {
+	cc, sc := pipePair()
+	defer sc.Close()
+	go func() {
+		for {
+			data, err := sc.ReadMessage()
+			if err != nil {
+				return
+			}
+			var m struct {
+				ID json.RawMessage `json:"id"`
+			}
+			json.Unmarshal(data, &m)
+			if m.ID != nil {
+				sc.WriteMessage([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"protocolVersion":"2099-01-01","capabilities":{},"serverInfo":{"name":"x","version":"1"}}}`))
+			}
+		}
+	}()
+	_, err := NewClient(nil, nil).Connect(context.Background(), ConnTransport{cc})
+	if err == nil || !strings.Contains(err.Error(), `"2099-01-01"`) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// When the server's end of the connection goes away, calls in flight and
+// later calls fail with ErrConnectionClosed instead of hanging.
+func TestClientConnectionLost(t *testing.T) {
+	defer checkGoroutines(t)()
+	cc, sc := pipePair()
+	go rawServer(t, sc)
+	cs, err := NewClient(nil, &ClientOptions{RequestTimeout: -1}).Connect(context.Background(), ConnTransport{cc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(context.Background(), "never", nil)
+		errc <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	sc.Close()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrConnectionClosed) {
+			t.Errorf("call in flight: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call in flight hung")
+	}
+	<-cs.Done()
+	if err := cs.Ping(context.Background()); !errors.Is(err, ErrConnectionClosed) {
+		t.Errorf("later call: %v", err)
+	}
+	if !errors.Is(cs.Err(), ErrConnectionClosed) {
+		t.Errorf("Err: %v", cs.Err())
+	}
+}
+
+func ExampleClient() {
+	// An in-process server for the example; real programs use a
+	// CommandTransport or mcphttp.ClientTransport.
+	s := NewServer(&Implementation{Name: "greeter", Version: "1"}, nil)
+	AddTool(s, &Tool{Name: "greet", Description: "Say hello"}, func(_ context.Context, _ *CallToolRequest, in struct {
+		Name string `json:"name"`
+	}) (*CallToolResult, any, error) {
+		return TextResult("Hello, " + in.Name + "!"), nil, nil
+	})
+	cc, sc := pipePair()
+	go s.ServeConn(context.Background(), sc, nil)
+
+	ctx := context.Background()
+	cs, err := NewClient(&Implementation{Name: "example", Version: "1"}, nil).Connect(ctx, ConnTransport{cc})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer cs.Close()
+	for tool, err := range cs.Tools(ctx) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println("tool:", tool.Name)
+	}
+	res, err := cs.CallTool(ctx, "greet", map[string]string{"name": "Ada"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Content[0].(*TextContent).Text)
+	// Output:
+	// tool: greet
+	// Hello, Ada!
+}

@@ -1,0 +1,153 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The test binary doubles as the subprocess servers of these tests: with
+// MCPGATE_TEST_CHILD set, TestMain runs runChild instead of the tests.
+const childEnv = "MCPGATE_TEST_CHILD"
+
+func runChild(mode string) {
+	ctx := context.Background()
+	switch mode {
+	case "server":
+		fmt.Fprintln(os.Stderr, "child ready")
+		s := featureServer(nil)
+		s.AddTool(&Tool{Name: "die", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+			fmt.Fprintln(os.Stderr, "fatal: out of cheese")
+			os.Exit(3)
+			return nil, nil
+		})
+		s.ServeStdio(ctx, nil)
+	case "stubborn":
+		// Ignores both the end of its stdin and SIGTERM, until killed.
+		signal.Ignore(syscall.SIGTERM)
+		go featureServer(nil).ServeStdio(ctx, nil)
+		time.Sleep(time.Minute)
+	case "parent":
+		// Starts a grandchild that would outlive it if only it were
+		// signalled, then serves.
+		gc := exec.Command(os.Args[0])
+		gc.Env = append(os.Environ(), childEnv+"=sleeper")
+		gc.Start()
+		fmt.Fprintln(os.Stderr, "grandchild", gc.Process.Pid)
+		signal.Ignore(syscall.SIGTERM)
+		featureServer(nil).ServeStdio(ctx, nil)
+		time.Sleep(time.Minute)
+	case "sleeper":
+		signal.Ignore(syscall.SIGTERM)
+		time.Sleep(time.Minute)
+	}
+	os.Exit(0)
+}
+
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func childTransport(mode string, logs *logBuffer) *CommandTransport {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), childEnv+"="+mode)
+	return &CommandTransport{
+		Command:          cmd,
+		TerminateTimeout: 200 * time.Millisecond,
+		Logger:           slog.New(slog.NewTextHandler(logs, nil)),
+	}
+}
+
+func TestCommandTransport(t *testing.T) {
+	var logs logBuffer
+	tr := childTransport("server", &logs)
+	tr.TerminateTimeout = 10 * time.Second // a loaded machine is slow to exit; no signal is wanted here
+	cs, err := NewClient(nil, nil).Connect(context.Background(), tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(context.Background(), "echo", map[string]string{"text": "over a pipe"})
+	if err != nil || res.Content[0].(*TextContent).Text != "over a pipe" {
+		t.Fatalf("echo: %+v %v", res, err)
+	}
+	// The server's stderr is logged, not taken for failure.
+	waitUntil(t, func() bool { return strings.Contains(logs.String(), "child ready") })
+	if err := cs.Close(); err != nil {
+		t.Error(err)
+	}
+	// Closing stdin was enough: the process exited on its own.
+	if st := tr.Command.ProcessState; st == nil || !st.Exited() || st.ExitCode() != 0 {
+		t.Errorf("process state after Close: %v", st)
+	}
+}
+
+// A server that dies mid-call fails that call with how it died.
+func TestCommandTransportServerDies(t *testing.T) {
+	defer checkGoroutines(t)()
+	cs, err := NewClient(nil, nil).Connect(context.Background(), childTransport("server", &logBuffer{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	_, err = cs.CallTool(context.Background(), "die", nil)
+	if !errors.Is(err, ErrConnectionClosed) || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "out of cheese") {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := cs.CallTool(context.Background(), "echo", map[string]string{"text": "x"}); !errors.Is(err, ErrConnectionClosed) {
+		t.Errorf("after death: %v", err)
+	}
+}
+
+// A server that ignores the end of stdin and SIGTERM is killed, with
+// everything it started.
+func TestCommandTransportKillsStubbornServer(t *testing.T) {
+	for _, mode := range []string{"stubborn", "parent"} {
+		t.Run(mode, func(t *testing.T) {
+			var logs logBuffer
+			tr := childTransport(mode, &logs)
+			cs, err := NewClient(nil, nil).Connect(context.Background(), tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var grandchild int
+			if mode == "parent" {
+				waitUntil(t, func() bool { return strings.Contains(logs.String(), "grandchild") })
+				s := logs.String()
+				i := strings.Index(s, "grandchild ")
+				grandchild, _ = strconv.Atoi(strings.Fields(s[i+len("grandchild "):])[0])
+			}
+			cs.Close()
+			st := tr.Command.ProcessState
+			if st == nil || st.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+				t.Errorf("process state after Close: %v", st)
+			}
+			if grandchild > 0 {
+				waitUntil(t, func() bool { return syscall.Kill(grandchild, 0) != nil })
+			}
+		})
+	}
+}
