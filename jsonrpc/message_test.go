@@ -195,15 +195,15 @@ func TestPeekID(t *testing.T) {
 
 func TestPeekTrailingID(t *testing.T) {
 	for in, want := range map[string]string{
-		`xxxx"}]},"jsonrpc":"2.0","id":12}`:            `12`,
-		`xxxx"}]},"jsonrpc":"2.0","id" : "a\"b" }`:     `"a\"b"`,
-		`xx","id":3,"jsonrpc":"2.0"}`:                  `3`,
-		`"text":"the \"id\":9 trick"}]},"id":4}`:       `4`,
-		`"text":"no id here"}]}}`:                      ``,
-		`"id":{"a":1}}`:                                ``,
-		`"id":1.5}`:                                    ``,
-		`"id":null}`:                                   ``,
-		`"id":7 "x"`:                                   ``,
+		`xxxx"}]},"jsonrpc":"2.0","id":12}`:        `12`,
+		`xxxx"}]},"jsonrpc":"2.0","id" : "a\"b" }`: `"a\"b"`,
+		`xx","id":3,"jsonrpc":"2.0"}`:              `3`,
+		`"text":"the \"id\":9 trick"}]},"id":4}`:   `4`,
+		`"text":"no id here"}]}}`:                  ``,
+		`"id":{"a":1}}`:                            ``,
+		`"id":1.5}`:                                ``,
+		`"id":null}`:                               ``,
+		`"id":7 "x"`:                               ``,
 	} {
 		if got := PeekTrailingID([]byte(in)).raw; got != want {
 			t.Errorf("PeekTrailingID(%s) = %q, want %q", in, got, want)
