@@ -264,3 +264,28 @@ func paginate[T any](ctx context.Context, page func(context.Context, string) ([]
 		}
 	}
 }
+
+// ApplyElicitationDefaults fills in, for a form-mode elicitation being
+// accepted, each field of the requested schema that the user left out
+// and that has a default (SEP-1034), so the server receives what the form
+// showed. content may be nil; the filled map is returned.
+func ApplyElicitationDefaults(p *ElicitParams, content map[string]any) map[string]any {
+	if content == nil {
+		content = map[string]any{}
+	}
+	var schema struct {
+		Properties map[string]struct {
+			Default any `json:"default"`
+		} `json:"properties"`
+	}
+	b, err := marshal(p.RequestedSchema)
+	if err != nil || unmarshalValue(b, &schema) != nil {
+		return content
+	}
+	for name, prop := range schema.Properties {
+		if _, set := content[name]; !set && prop.Default != nil {
+			content[name] = prop.Default
+		}
+	}
+	return content
+}

@@ -314,3 +314,16 @@ func checkGoroutines(t *testing.T) func() {
 		}
 	}
 }
+
+func TestApplyElicitationDefaults(t *testing.T) {
+	p := &ElicitParams{RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{
+		"name":     map[string]any{"type": "string", "default": "John Doe"},
+		"age":      map[string]any{"type": "integer", "default": 30},
+		"verified": map[string]any{"type": "boolean", "default": false},
+		"nick":     map[string]any{"type": "string"},
+	}}}
+	got := ApplyElicitationDefaults(p, map[string]any{"name": "Ada"})
+	if fmt.Sprint(got) != "map[age:30 name:Ada verified:false]" {
+		t.Errorf("got %v", got)
+	}
+}
