@@ -3,6 +3,7 @@ package mcphttp
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -13,7 +14,7 @@ import (
 // Bad input of every kind gets the right status and JSON-RPC code, and the
 // server goes on serving a well-behaved session throughout.
 func TestBadInputOverHTTP(t *testing.T) {
-	_, srv := startHTTP(t, testServer(), &Options{BodyReadTimeout: 200 * time.Millisecond})
+	_, srv := startHTTP(t, testServer(), nil)
 	good := newClient(t, srv)
 	good.initialize("2025-11-25")
 	c := newClient(t, srv)
@@ -56,6 +57,31 @@ func TestBadInputOverHTTP(t *testing.T) {
 			t.Fatalf("the good session stopped working after %.50q: %d %s", tt.body, st, body)
 		}
 	}
+
+	// The same oversized body without a declared length (chunked) is cut
+	// off at the limit while it streams in.
+	req, _ := http.NewRequest(http.MethodPost, c.url, io.MultiReader(strings.NewReader(big)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", c.sid)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := readAll(t, resp); resp.StatusCode != 413 || errorCode(t, body) != -32600 {
+		t.Errorf("chunked oversized body: %d %.200s, want 413", resp.StatusCode, body)
+	}
+}
+
+// An abandoned, half-sent request is given up after BodyReadTimeout and the
+// server goes on serving. The timeout is short here and in a test of its
+// own, so that the other bad inputs never race it on a slow machine.
+func TestAbandonedBody(t *testing.T) {
+	_, srv := startHTTP(t, testServer(), &Options{BodyReadTimeout: 200 * time.Millisecond})
+	good := newClient(t, srv)
+	good.initialize("2025-11-25")
+	c := newClient(t, srv)
+	c.initialize("2025-11-25")
 
 	// An abandoned, half-sent request: headers promise a body that never
 	// comes. The server gives up on it and keeps serving.

@@ -81,6 +81,15 @@ func (h *Handler) servePOST(w http.ResponseWriter, r *http.Request) {
 // readRaw reads the body, answering 413 over the size limit and 400 when
 // it is not received in time.
 func (h *Handler) readRaw(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	// A declared length over the limit is refused before any of the body
+	// is read: a slow sender of a huge body must not hold the request
+	// until the read deadline.
+	if r.ContentLength > h.opts.MaxBodySize {
+		w.Header().Set("Connection", "close")
+		h.httpError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest,
+			"Request Entity Too Large: the body exceeds the %d-byte limit", h.opts.MaxBodySize)
+		return nil, false
+	}
 	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(time.Now().Add(h.opts.BodyReadTimeout))
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodySize))
