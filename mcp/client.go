@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -693,10 +694,23 @@ func (e *CallError) Error() string {
 func (e *CallError) Unwrap() error { return e.Err }
 
 func encodeParams(params any) ([]byte, error) {
+	// A typed nil pointer in an interface is not == nil, and would go on
+	// the wire as "params":null, which strict servers (the TypeScript SDK
+	// among them) reject. Absent is what a nil pointer means.
 	if params == nil {
 		return nil, nil
 	}
-	return marshal(params)
+	if v := reflect.ValueOf(params); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, nil
+	}
+	p, err := marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	if string(p) == "null" {
+		return nil, nil
+	}
+	return p, nil
 }
 
 // setProgressToken adds _meta.progressToken to encoded params.

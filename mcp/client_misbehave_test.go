@@ -222,3 +222,68 @@ func ExampleClient() {
 	// tool: greet
 	// Hello, Ada!
 }
+
+// Calls without parameters send no "params" member at all: strict servers
+// (the TypeScript SDK's among them) reject "params":null.
+func TestClientOmitsAbsentParams(t *testing.T) {
+	cc, sc := pipePair()
+	seen := make(chan string, 16)
+	go func() {
+		for {
+			data, err := sc.ReadMessage()
+			if err != nil {
+				close(seen)
+				return
+			}
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			json.Unmarshal(data, &m)
+			seen <- string(data)
+			if m.ID == nil {
+				continue
+			}
+			result := `{}`
+			switch m.Method {
+			case "initialize":
+				result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"resources":{},"prompts":{}},"serverInfo":{"name":"raw","version":"0"}}`
+			case "tools/list":
+				result = `{"tools":[]}`
+			case "resources/list":
+				result = `{"resources":[]}`
+			case "resources/templates/list":
+				result = `{"resourceTemplates":[]}`
+			case "prompts/list":
+				result = `{"prompts":[]}`
+			}
+			sc.WriteMessage([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + result + `}`))
+		}
+	}()
+	ctx := context.Background()
+	cs, err := NewClient(nil, nil).Connect(ctx, ConnTransport{cc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ListResources(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ListResourceTemplates(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ListPrompts(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	for msg := range seen {
+		if strings.Contains(msg, `"params":null`) {
+			t.Errorf("sent %s", msg)
+		}
+	}
+}
