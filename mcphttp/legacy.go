@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
@@ -78,6 +79,13 @@ func (h *Handler) serveLegacyStream(w http.ResponseWriter, r *http.Request) {
 	defer h.closeSession(s)
 	s.begin()
 	defer s.end()
+	// Handlers still running may try to write after the stream ends; the
+	// ResponseWriter must not be touched once this handler returns.
+	defer func() {
+		ls.mu.Lock()
+		ls.gone = true
+		ls.mu.Unlock()
+	}()
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Cache-Control", "no-cache")
@@ -129,12 +137,23 @@ func (h *Handler) serveLegacyMessage(w http.ResponseWriter, r *http.Request) {
 		h.httpError(w, http.StatusNotFound, nil, codeSessionNotFound, "Not Found: the session has ended")
 		return
 	}
+	ctx := context.WithoutCancel(r.Context())
+	// A notification or response is handled before the 202, so that the
+	// client's next POST (a request after notifications/initialized, say)
+	// finds its effect; requests run on their own and reply on the stream.
+	if m, de := jsonrpc.DecodeMessage(raw); de == nil && m.Kind() != jsonrpc.KindRequest && !jsonrpc.IsBatch(raw) {
+		s.ss.Handle(ctx, raw, s.out)
+		s.end()
+		w.WriteHeader(http.StatusAccepted)
+		w.Write([]byte("Accepted"))
+		return
+	}
 	h.inflight.Add(1)
 	// Replies, parse errors included, travel on the stream.
 	go func() {
 		defer h.inflight.Done()
 		defer s.end()
-		s.ss.Handle(context.WithoutCancel(r.Context()), raw, s.out)
+		s.ss.Handle(ctx, raw, s.out)
 	}()
 	w.WriteHeader(http.StatusAccepted)
 	w.Write([]byte("Accepted"))
