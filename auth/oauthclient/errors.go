@@ -1,0 +1,76 @@
+package oauthclient
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrAuthorization wraps every failure to obtain or use an access token,
+// so a caller can tell them apart from network errors:
+// errors.Is(err, oauthclient.ErrAuthorization). Its text, "authorization
+// required", starts every such message.
+var ErrAuthorization = errors.New("authorization required")
+
+// More specific reasons, wrapped together with ErrAuthorization.
+var (
+	// ErrResourceMismatch: the protected resource metadata names another
+	// resource than the server being called, so a token obtained for it
+	// could be replayed elsewhere (or the metadata is an attacker's).
+	ErrResourceMismatch = errors.New("protected resource metadata names another resource")
+	// ErrPKCEUnsupported: the authorization server does not offer S256.
+	ErrPKCEUnsupported = errors.New("the authorization server does not support PKCE S256")
+	// ErrNoClientIdentity: no pre-registered client, no usable client ID
+	// metadata document and no dynamic registration.
+	ErrNoClientIdentity = errors.New("no way to identify this client to the authorization server")
+	// ErrStepUpRefused: the server keeps answering 403 insufficient_scope
+	// although the scopes it asks for were requested already.
+	ErrStepUpRefused = errors.New("the server keeps refusing the requested scopes")
+	// ErrBodyNotReplayable: the request must be sent again with a token,
+	// but its body cannot be read twice.
+	ErrBodyNotReplayable = errors.New("the request body cannot be sent again")
+)
+
+// authErr builds an error that matches ErrAuthorization (and reason, when
+// not nil) and reads "authorization required: <message>".
+func authErr(reason error, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if reason == nil {
+		return &authError{msg: msg}
+	}
+	return &authError{msg: msg, reason: reason}
+}
+
+type authError struct {
+	msg    string
+	reason error
+	cause  error
+}
+
+func (e *authError) Error() string {
+	s := ErrAuthorization.Error() + ": " + e.msg
+	if e.cause != nil {
+		s += ": " + e.cause.Error()
+	}
+	return s
+}
+
+func (e *authError) Unwrap() []error {
+	errs := []error{ErrAuthorization}
+	if e.reason != nil {
+		errs = append(errs, e.reason)
+	}
+	if e.cause != nil {
+		errs = append(errs, e.cause)
+	}
+	return errs
+}
+
+// wrapAuthErr is authErr with an underlying cause (a network error, a
+// context cancellation) appended to the message and kept for errors.Is.
+func wrapAuthErr(cause error, format string, args ...any) error {
+	var ae *authError
+	if errors.As(cause, &ae) {
+		return cause // already explained
+	}
+	return &authError{msg: fmt.Sprintf(format, args...), cause: cause}
+}
