@@ -11,11 +11,13 @@ FUZZ_TARGETS := \
 	./mcp:FuzzSessionHandle \
 	./mcp:FuzzFlatSchema \
 	./taskstore:FuzzDecodeCursor \
-	./mcphttp:FuzzPOST
+	./mcphttp:FuzzPOST \
+	./mcphttp:FuzzSSEReader \
+	./auth/oauthclient:FuzzParseWWWAuthenticate
 
-.PHONY: test deps vet unit fuzz conformance conformance-next build bench
+.PHONY: test deps vet unit fuzz conformance conformance-next build bench interop
 
-test: deps vet unit fuzz conformance
+test: deps vet unit fuzz conformance interop
 
 deps:
 	@scripts/ensure-deps.sh
@@ -45,6 +47,18 @@ conformance:
 # not yet part of `make test`.
 conformance-next:
 	SUITE_DIR=conformance/suite-next SUITE_ARGS="--spec-version 2025-11-25" scripts/conformance.sh
+
+# The interop matrix (interop/, a module of its own): mcpgate's server and
+# client against the TypeScript SDK, the Go SDKs, mcp-remote, the MCP
+# Inspector and the reference servers, pinned in interop/package-lock.json
+# and interop/go.sum. npm ci runs when the lockfile differs from the one
+# last installed. Prints the matrix; see interop/README.md.
+interop:
+	@cd interop && if ! cmp -s package-lock.json node_modules/.interop-lock 2>/dev/null; then \
+		echo "interop: npm ci"; \
+		npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.interop-lock; \
+	fi
+	cd interop && $(GO) vet ./... && $(GO) test -count=1 -timeout 5m
 
 build:
 	$(GO) build -o bin/mcpgate ./cmd/mcpgate
