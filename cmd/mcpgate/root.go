@@ -28,7 +28,13 @@ the client start it over stdio:
 
   {"mcpServers": {"mcpgate": {"command": "mcpgate", "args": ["serve", "--stdio"]}}}
 
-Logs go to standard error; standard output carries only protocol messages.`,
+It is also a client for any MCP server, local or remote:
+
+  mcpgate tools list http://127.0.0.1:8765/mcp
+  mcpgate tools call echo --args '{"message":"hi"}' -- npx -y @modelcontextprotocol/server-everything
+
+Logs go to standard error. Under "serve --stdio" standard output carries
+only protocol messages; the client commands print their results there.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -43,6 +49,7 @@ Logs go to standard error; standard output carries only protocol messages.`,
 		return nil
 	}
 	root.AddCommand(newServeCmd(), newAuthCmd(), newVersionCmd(), newConformanceCmd())
+	root.AddCommand(newClientCmds()...) // tools, resources, prompts, ping
 	return root
 }
 
