@@ -11,6 +11,11 @@ import (
 const (
 	GrantAuthorizationCode = "authorization_code"
 	GrantClientCredentials = "client_credentials"
+	// GrantJWTBearer is the JWT bearer grant (RFC 7523 §2.1): the client
+	// presents an assertion from Config.Assertion, such as an ID-JAG from
+	// an enterprise identity provider (enterprise-managed authorization,
+	// SEP-990; see TokenExchange).
+	GrantJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 )
 
 // Token endpoint client authentication methods (RFC 7591 §2, RFC 7523).
@@ -23,7 +28,8 @@ const (
 
 // Config configures a Transport. The zero value is not usable as is: the
 // authorization code flow needs Authorize and RedirectURL, the client
-// credentials flow a ClientID and a secret or private key.
+// credentials flow a ClientID and a secret or private key, the JWT bearer
+// flow a ClientID and Assertion.
 type Config struct {
 	// ServerURL is the MCP server's URL. Empty means the URL of each
 	// request; setting it pins the Transport to that server, and requests
@@ -31,7 +37,9 @@ type Config struct {
 	ServerURL string
 
 	// GrantType is GrantAuthorizationCode (the default: a person signs
-	// in) or GrantClientCredentials (a machine authenticates as itself).
+	// in), GrantClientCredentials (a machine authenticates as itself) or
+	// GrantJWTBearer (an assertion, such as an enterprise IdP's ID-JAG,
+	// stands for the user; no browser, no redirect).
 	GrantType string
 
 	// ClientID and ClientSecret identify a client registered beforehand
@@ -71,6 +79,16 @@ type Config struct {
 	// are read. See FollowRedirect and LoopbackAuthorizer.
 	Authorize func(ctx context.Context, authURL string) (redirectURL string, err error)
 
+	// Assertion returns the JWT assertion that GrantJWTBearer presents at
+	// the MCP server's authorization server token endpoint: in
+	// enterprise-managed authorization an ID-JAG, which
+	// TokenExchange.Assertion obtains from the enterprise IdP. It is
+	// called for every token, since assertions are short-lived and no
+	// refresh token is expected: at the first 401, when the token expires
+	// or is refused, and for a step-up. The client authenticates with
+	// ClientID and ClientSecret (or PrivateKeyPEM) beside it.
+	Assertion func(ctx context.Context, r AssertionRequest) (string, error)
+
 	// Scopes are requested when neither the server's challenge nor its
 	// resource metadata names any.
 	Scopes []string
@@ -106,4 +124,18 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock, for tests. Default time.Now.
 	Now func() time.Time
+}
+
+// AssertionRequest says what a Config.Assertion is for.
+type AssertionRequest struct {
+	// Issuer is the authorization server's issuer identifier: the
+	// audience of the assertion.
+	Issuer string
+	// TokenEndpoint is that authorization server's token endpoint.
+	TokenEndpoint string
+	// Resource is the MCP server's canonical resource URI (RFC 8707,
+	// RFC 9728), which the token is requested for.
+	Resource string
+	// Scopes are the scopes about to be requested; may be empty.
+	Scopes []string
 }

@@ -50,3 +50,24 @@ func ExampleConfig_clientCredentials() {
 	}, nil)}
 	_ = hc
 }
+
+// Enterprise-managed authorization: the user's ID token from the
+// enterprise IdP is exchanged there for an ID-JAG, which the MCP server's
+// authorization server takes in the JWT bearer grant. No browser.
+func ExampleTokenExchange() {
+	idToken := os.Getenv("ID_TOKEN") // from the user's sign-in at the IdP
+	x := &oauthclient.TokenExchange{
+		TokenEndpoint: "https://idp.example.com/oauth2/token",
+		ClientID:      "my-agent",
+		ClientSecret:  os.Getenv("IDP_CLIENT_SECRET"),
+		SubjectToken:  idToken,
+	}
+	hc := &http.Client{Transport: oauthclient.NewTransport(oauthclient.Config{
+		ServerURL:    "https://mcp.example.com/mcp",
+		GrantType:    oauthclient.GrantJWTBearer,
+		ClientID:     "my-agent-at-mcp-example",
+		ClientSecret: os.Getenv("AS_CLIENT_SECRET"),
+		Assertion:    x.Assertion(),
+	}, nil)}
+	_ = hc
+}

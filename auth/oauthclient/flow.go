@@ -98,8 +98,9 @@ func (t *Transport) authMethod(as *serverMetadata, id *clientIdentity, registere
 func (t *Transport) register(ctx context.Context, as *serverMetadata) (*clientIdentity, error) {
 	cfg := &t.cfg
 	meta := map[string]any{"client_name": cfg.ClientName}
-	if cfg.GrantType == GrantClientCredentials {
-		meta["grant_types"] = []string{GrantClientCredentials}
+	machine := cfg.GrantType != GrantAuthorizationCode // client credentials, JWT bearer
+	if machine {
+		meta["grant_types"] = []string{cfg.GrantType}
 	} else {
 		meta["redirect_uris"] = []string{cfg.RedirectURL}
 		// refresh_token tells the server this client can keep refresh
@@ -116,7 +117,7 @@ func (t *Transport) register(ctx context.Context, as *serverMetadata) (*clientId
 			method = AuthMethodClientSecretPost
 		}
 	}
-	if cfg.GrantType == GrantClientCredentials {
+	if machine {
 		method = AuthMethodClientSecretBasic
 	}
 	meta["token_endpoint_auth_method"] = method
@@ -243,6 +244,39 @@ func (t *Transport) clientCredentials(ctx context.Context, endpoint, issuer, res
 		form.Set("scope", strings.Join(scopes, " "))
 	}
 	return t.tokenRequest(ctx, endpoint, issuer, form, id)
+}
+
+// jwtBearer runs the JWT bearer grant (RFC 7523 §2.1) with an assertion
+// from Config.Assertion, obtained afresh for every token: in
+// enterprise-managed authorization (SEP-990), an ID-JAG for this
+// authorization server and resource.
+func (t *Transport) jwtBearer(ctx context.Context, endpoint, issuer, resource string, id *clientIdentity, scopes []string) (*tokenResponse, error) {
+	// A token endpoint the assertion could not be sent to is refused
+	// before one is asked for.
+	if _, err := t.checkURL(endpoint, "token endpoint"); err != nil {
+		return nil, err
+	}
+	assertion, err := t.cfg.Assertion(ctx, AssertionRequest{Issuer: issuer, TokenEndpoint: endpoint, Resource: resource, Scopes: slices.Clone(scopes)})
+	if err != nil {
+		return nil, wrapAuthErr(err, "obtaining an assertion for the authorization server %s", issuer)
+	}
+	if assertion == "" {
+		return nil, authErr(nil, "Config.Assertion returned no assertion for the authorization server %s", issuer)
+	}
+	form := url.Values{"grant_type": {GrantJWTBearer}, "assertion": {assertion}, "resource": {resource}}
+	if len(scopes) > 0 {
+		form.Set("scope", strings.Join(scopes, " "))
+	}
+	return t.tokenRequest(ctx, endpoint, issuer, form, id)
+}
+
+// machineGrant obtains a token without a user: the client credentials or
+// the JWT bearer grant, as configured.
+func (t *Transport) machineGrant(ctx context.Context, endpoint, issuer, resource string, id *clientIdentity, scopes []string) (*tokenResponse, error) {
+	if t.cfg.GrantType == GrantJWTBearer {
+		return t.jwtBearer(ctx, endpoint, issuer, resource, id, scopes)
+	}
+	return t.clientCredentials(ctx, endpoint, issuer, resource, id, scopes)
 }
 
 // refresh exchanges a refresh token (RFC 6749 §6), keeping the resource.

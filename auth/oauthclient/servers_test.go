@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lestrrat-go/jwx/v3/jwa"
+	"github.com/lestrrat-go/jwx/v3/jws"
 	"github.com/lestrrat-go/jwx/v3/jwt"
 )
 
@@ -43,8 +44,9 @@ type asOptions struct {
 	expiresIn      int
 	refresh        bool // issue refresh tokens
 	jwtKey         crypto.PublicKey
-	issParam       bool   // send RFC 9207 iss and advertise it
-	authzError     string // /authorize redirects with this error
+	idpKey         crypto.PublicKey // verifies ID-JAGs of the JWT bearer grant
+	issParam       bool             // send RFC 9207 iss and advertise it
+	authzError     string           // /authorize redirects with this error
 	wrongState     bool
 	grant          func(requested []string) []string // scopes granted; default: as requested
 	trap           []string                          // paths that must never be requested
@@ -83,6 +85,10 @@ type authServer struct {
 	tokens        map[string]*tokenInfo
 	refreshTokens map[string]codeInfo
 	n             int
+	// jagResource is the resource ID-JAGs must name (the MCP server's
+	// URL); empty: the request's resource parameter.
+	jagResource string
+	jagSubjects []string // sub of the accepted ID-JAGs
 }
 
 func newAuthServer(t *testing.T, o asOptions) *authServer {
@@ -294,6 +300,13 @@ func (a *authServer) token(w http.ResponseWriter, r *http.Request) {
 		scopes, resource = c.scopes, c.resource
 	case "client_credentials":
 		scopes = strings.Fields(form.Get("scope"))
+	case "urn:ietf:params:oauth:grant-type:jwt-bearer":
+		if err := a.checkIDJAG(form, clientID); err != nil {
+			a.t.Errorf("ID-JAG refused: %v", err)
+			writeJSON(w, 400, map[string]string{"error": "invalid_grant", "error_description": err.Error()})
+			return
+		}
+		scopes = strings.Fields(form.Get("scope"))
 	default:
 		writeJSON(w, 400, map[string]string{"error": "unsupported_grant_type"})
 		return
@@ -318,6 +331,44 @@ func (a *authServer) token(w http.ResponseWriter, r *http.Request) {
 		resp["refresh_token"] = rt
 	}
 	writeJSON(w, 200, resp)
+}
+
+// checkIDJAG verifies the assertion of a JWT bearer grant as an MCP
+// authorization server does an ID-JAG (held with a.mu): the IdP's
+// signature, its type, this server as audience, the MCP server as
+// resource and the authenticated client as client_id.
+func (a *authServer) checkIDJAG(form url.Values, clientID string) error {
+	assertion := form.Get("assertion")
+	if a.opts.idpKey == nil || assertion == "" {
+		return fmt.Errorf("no assertion, or no IdP trusted")
+	}
+	msg, err := jws.Parse([]byte(assertion))
+	if err != nil || len(msg.Signatures()) != 1 {
+		return fmt.Errorf("not a JWS: %v", err)
+	}
+	if typ, _ := msg.Signatures()[0].ProtectedHeaders().Type(); typ != "oauth-id-jag+jwt" {
+		return fmt.Errorf("typ %q, want oauth-id-jag+jwt", typ)
+	}
+	tok, err := jwt.Parse([]byte(assertion), jwt.WithKey(jwa.ES256(), a.opts.idpKey), jwt.WithAudience(a.issuer()), jwt.WithAcceptableSkew(30*time.Second))
+	if err != nil {
+		return err
+	}
+	var resource, cid string
+	tok.Get("resource", &resource)
+	tok.Get("client_id", &cid)
+	want := a.jagResource
+	if want == "" {
+		want = form.Get("resource")
+	}
+	switch {
+	case resource != want || form.Get("resource") != want:
+		return fmt.Errorf("resource claim %q, parameter %q, want %q", resource, form.Get("resource"), want)
+	case cid != clientID:
+		return fmt.Errorf("client_id claim %q, but the client is %q", cid, clientID)
+	}
+	sub, _ := tok.Subject()
+	a.jagSubjects = append(a.jagSubjects, sub)
+	return nil
 }
 
 // authenticate checks the client's authentication at the token endpoint

@@ -97,8 +97,15 @@ func (t *Transport) checkConfig() error {
 		} else if cfg.ClientSecret == "" && cfg.PrivateKeyPEM == "" {
 			errs = append(errs, errors.New("the client credentials grant needs Config.ClientSecret or Config.PrivateKeyPEM"))
 		}
+	case GrantJWTBearer:
+		if cfg.ClientID == "" {
+			errs = append(errs, errors.New("the JWT bearer grant needs Config.ClientID, the client's pre-registered id at the MCP server's authorization server"))
+		}
+		if cfg.Assertion == nil {
+			errs = append(errs, errors.New("the JWT bearer grant needs Config.Assertion to obtain its assertions (TokenExchange.Assertion for an enterprise IdP's ID-JAG)"))
+		}
 	default:
-		errs = append(errs, errors.New("Config.GrantType must be authorization_code or client_credentials, not "+cfg.GrantType))
+		errs = append(errs, errors.New("Config.GrantType must be authorization_code, client_credentials or "+GrantJWTBearer+", not "+cfg.GrantType))
 	}
 	switch cfg.TokenEndpointAuthMethod {
 	case "", AuthMethodNone, AuthMethodClientSecretBasic, AuthMethodClientSecretPost, AuthMethodPrivateKeyJWT:
@@ -424,12 +431,14 @@ func (t *Transport) obtain(ctx context.Context, s *session, r renewal) (*Token, 
 		}
 	}
 	if r.refreshOnly {
-		// A machine client simply asks again; a user's token waits for the
-		// server's 401, which says what to ask for.
-		if t.cfg.GrantType == GrantClientCredentials && cur != nil && cur.TokenEndpoint != "" {
+		// A machine client simply asks again (with a new assertion, for
+		// the JWT bearer grant); a user's token waits for the server's
+		// 401, which says what to ask for.
+		if t.cfg.GrantType != GrantAuthorizationCode && cur != nil && cur.TokenEndpoint != "" &&
+			(t.cfg.GrantType != GrantJWTBearer || (cur.Issuer != "" && cur.Resource != "")) {
 			id := &clientIdentity{issuer: cur.Issuer, id: t.cfg.ClientID, secret: t.cfg.ClientSecret}
 			id.method = t.authMethod(&serverMetadata{}, id, cur.AuthMethod)
-			tr, err := t.clientCredentials(ctx, cur.TokenEndpoint, cur.Issuer, cur.Resource, id, cur.Scopes)
+			tr, err := t.machineGrant(ctx, cur.TokenEndpoint, cur.Issuer, cur.Resource, id, cur.Scopes)
 			if err != nil {
 				return nil, err
 			}
@@ -475,11 +484,17 @@ func (t *Transport) obtain(ctx context.Context, s *session, r renewal) (*Token, 
 		scopes = union(requested, scopes)
 	}
 	var tr *tokenResponse
-	if t.cfg.GrantType == GrantClientCredentials {
-		if g := d.as.GrantTypesSupported; len(g) > 0 && !slices.Contains(g, GrantClientCredentials) {
-			return nil, authErr(nil, "the authorization server %s does not support the client_credentials grant (grant_types_supported: %q)", d.as.Issuer, g)
+	if grant := t.cfg.GrantType; grant != GrantAuthorizationCode {
+		// Checked before anything is asked of anyone (for the JWT bearer
+		// grant: before the IdP is asked for an assertion).
+		if g := d.as.GrantTypesSupported; len(g) > 0 && !slices.Contains(g, grant) {
+			what := "the client_credentials grant"
+			if grant == GrantJWTBearer {
+				what = "the JWT bearer grant (" + GrantJWTBearer + "), which enterprise-managed authorization needs,"
+			}
+			return nil, authErr(nil, "the authorization server %s does not support %s (grant_types_supported: %q)", d.as.Issuer, what, g)
 		}
-		tr, err = t.clientCredentials(ctx, d.as.TokenEndpoint, d.as.Issuer, d.resource, id, scopes)
+		tr, err = t.machineGrant(ctx, d.as.TokenEndpoint, d.as.Issuer, d.resource, id, scopes)
 	} else {
 		// offline_access asks for a refresh token; only where the
 		// authorization server lists it, since an unknown scope may fail

@@ -480,7 +480,7 @@ func assertNoSecretsLogged(t *testing.T, logs string, as *authServer) {
 		}
 	}
 	for _, tc := range as.tokenCalls {
-		for _, k := range []string{"code", "code_verifier", "client_secret", "client_assertion", "refresh_token"} {
+		for _, k := range []string{"code", "code_verifier", "client_secret", "client_assertion", "assertion", "refresh_token"} {
 			if v := tc.form.Get(k); v != "" {
 				secrets = append(secrets, v)
 			}
@@ -669,6 +669,8 @@ func TestConfigErrors(t *testing.T) {
 		{"bad key", oauthclient.Config{PrivateKeyPEM: "not pem"}, "no PEM block"},
 		{"http metadata document", oauthclient.Config{ClientMetadataURL: "http://client.example/m.json"}, "https URL with a path"},
 		{"unknown auth method", oauthclient.Config{TokenEndpointAuthMethod: "tls_client_auth"}, "not supported"},
+		{"jwt bearer without assertion", oauthclient.Config{GrantType: oauthclient.GrantJWTBearer, ClientID: "x", ClientSecret: "y"}, "the JWT bearer grant needs Config.Assertion"},
+		{"jwt bearer without client id", oauthclient.Config{GrantType: oauthclient.GrantJWTBearer, Assertion: func(context.Context, oauthclient.AssertionRequest) (string, error) { return "a", nil }}, "the JWT bearer grant needs Config.ClientID"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
