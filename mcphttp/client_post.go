@@ -8,11 +8,16 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
+
+// getReadyWait bounds the wait, after initialization, for the server to
+// answer the GET that opens the standalone stream.
+const getReadyWait = time.Second
 
 // post sends one message to the endpoint and sees to its answer: a JSON
 // body is read before it returns, an SSE stream is read by a goroutine.
@@ -65,7 +70,16 @@ func (c *clientConn) post(ctx context.Context, msg []byte, o outgoing) (int, err
 		c.mu.Unlock()
 	}
 	if o.initialized {
-		c.startGET()
+		// Servers send what they have to say unprompted (such as an
+		// elicitation during the first call) on the GET stream, and many
+		// drop it when there is none yet: let the stream open before
+		// the first request goes out, for at most getReadyWait, which a
+		// server that holds the headers of its GET answer costs.
+		select {
+		case <-c.startGET():
+		case <-time.After(getReadyWait):
+		case <-ctx.Done():
+		}
 	}
 	if len(o.ids) == 0 || resp.StatusCode == http.StatusAccepted {
 		// Nothing to read: drain a little so the connection can be reused.

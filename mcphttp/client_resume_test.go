@@ -1,8 +1,11 @@
 package mcphttp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -191,5 +194,76 @@ func TestClientResumeAgainstServer(t *testing.T) {
 	}
 	if !resumed {
 		t.Error("the POST stream was not resumed with GET")
+	}
+}
+
+// The standalone stream is open before the first request goes out: a
+// server that sends an elicitation on it during the first call (and, like
+// the TypeScript SDK's, drops what it has no stream for) reaches the
+// client. The conformance suite's elicitation scenario is such a server.
+func TestClientOpensGETBeforeFirstRequest(t *testing.T) {
+	f := newFake(t)
+	var mu sync.Mutex
+	var stream http.ResponseWriter
+	getDone := make(chan struct{})
+	defer close(getDone)
+	answered := make(chan string, 1)
+	f.onGET = func(w http.ResponseWriter, r *http.Request) {
+		// Headers first, a little late, as a busy server might.
+		time.Sleep(20 * time.Millisecond)
+		sseStart(w)
+		mu.Lock()
+		stream = w
+		mu.Unlock()
+		select {
+		case <-getDone:
+		case <-r.Context().Done():
+		}
+	}
+	f.onCall = func(w http.ResponseWriter, r *http.Request, id, tool string) {
+		mu.Lock()
+		s := stream
+		if s != nil {
+			sseWrite(s, `event: message`+"\n"+`data: {"jsonrpc":"2.0","id":"el-1","method":"elicitation/create","params":{"message":"ok?","requestedSchema":{"type":"object","properties":{}}}}`+"\n\n")
+		}
+		mu.Unlock()
+		if s == nil {
+			writeJSON(w, textResult(id, "dropped: no GET stream yet"))
+			return
+		}
+		select {
+		case a := <-answered:
+			writeJSON(w, textResult(id, a))
+		case <-time.After(waitFor):
+			writeJSON(w, textResult(id, "no answer"))
+		}
+	}
+	inner := f.srv.Config.Handler
+	f.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			b, _ := io.ReadAll(r.Body)
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Result struct {
+					Action string `json:"action"`
+				} `json:"result"`
+			}
+			json.Unmarshal(b, &m)
+			if string(m.ID) == `"el-1"` {
+				answered <- m.Result.Action
+				w.WriteHeader(http.StatusAccepted)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(b))
+		}
+		inner.ServeHTTP(w, r)
+	})
+	cs := connectClient(t, f.url(), nil, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ClientSession, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	if text := callText(t, cs, "ask", nil); text != "accept" {
+		t.Errorf("result %q, want the elicitation answered", text)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -206,12 +207,16 @@ func (c *clientConn) get(ctx context.Context, lastID string) (*http.Response, er
 }
 
 // startGET opens the standalone GET stream of the session, if
-// initialize has succeeded, ending any earlier one.
-func (c *clientConn) startGET() {
+// initialize has succeeded, ending any earlier one. The channel it
+// returns is closed once the server has answered the first GET (or it
+// failed, or none was sent).
+func (c *clientConn) startGET() <-chan struct{} {
+	ready := make(chan struct{})
 	c.mu.Lock()
 	if !c.wantGET || c.closed {
 		c.mu.Unlock()
-		return
+		close(ready)
+		return ready
 	}
 	if c.stopGET != nil {
 		c.stopGET()
@@ -219,22 +224,28 @@ func (c *clientConn) startGET() {
 	ctx, cancel := context.WithCancel(c.ctx)
 	c.stopGET = cancel
 	c.mu.Unlock()
+	var once sync.Once
+	signal := func() { once.Do(func() { close(ready) }) }
 	if !c.spawn(func() {
 		defer cancel()
-		c.runGET(ctx)
+		defer signal()
+		c.runGET(ctx, signal)
 	}) {
 		cancel()
+		signal()
 	}
+	return ready
 }
 
 // runGET keeps the standalone stream open until ctx ends, reconnecting
 // with Last-Event-ID when it drops. A server without one (405 or 404) is
 // left alone.
-func (c *clientConn) runGET(ctx context.Context) {
+func (c *clientConn) runGET(ctx context.Context, answered func()) {
 	st := &streamState{}
 	failures := 0
 	for {
 		resp, err := c.get(ctx, st.lastID)
+		answered()
 		if ctx.Err() != nil {
 			if resp != nil {
 				resp.Body.Close()
