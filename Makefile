@@ -38,15 +38,18 @@ fuzz:
 	done
 
 # The official conformance suite, pinned in conformance/suite (npm ci
-# installs it with the Node it needs), against `mcpgate conformance-server`.
+# installs it with the Node it needs): server mode against `mcpgate
+# conformance-server`, then client mode with `mcpgate conformance-client`.
 # Fails on any failed check or warning.
 conformance:
 	scripts/conformance.sh
+	MODE=client scripts/conformance.sh
 
 # The newer 0.2.0 alpha line of the suite for spec 2025-11-25; reported,
 # not yet part of `make test`.
 conformance-next:
 	SUITE_DIR=conformance/suite-next SUITE_ARGS="--spec-version 2025-11-25" scripts/conformance.sh
+	SUITE_DIR=conformance/suite-next SUITE_ARGS="--spec-version 2025-11-25" MODE=client scripts/conformance.sh
 
 # The interop matrix (interop/, a module of its own): mcpgate's server and
 # client against the TypeScript SDK, the Go SDKs, mcp-remote, the MCP

@@ -55,3 +55,29 @@ suite can score this implementation: make conformance runs it.`,
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:3001", "listen address")
 	return cmd
 }
+
+func newConformanceClientCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "conformance-client URL",
+		Short: "Play the client side of an official MCP conformance suite scenario",
+		Long: `Connect to the suite's test server at URL and do what the scenario named in
+MCP_CONFORMANCE_SCENARIO asks (credentials, for some auth scenarios, come
+in MCP_CONFORMANCE_CONTEXT): the suite's client mode runs this command,
+and make conformance scores it. Exits non-zero when the scenario could not
+be completed or, for scenarios that test a refusal, when the client refused.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			// The runner gives up on a scenario after 30 s; end sooner,
+			// with a message, rather than be killed silently.
+			ctx, cancel := context.WithTimeout(ctx, 25*time.Second)
+			defer cancel()
+			scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
+			if scenario == "" {
+				return errors.New("MCP_CONFORMANCE_SCENARIO is not set: this command is run by the conformance suite")
+			}
+			return conformance.RunClient(ctx, args[0], scenario, os.Getenv("MCP_CONFORMANCE_CONTEXT"), slog.Default())
+		},
+	}
+}
