@@ -161,7 +161,13 @@ func TestHTTPCurlSequence(t *testing.T) {
 	if !strings.HasPrefix(p.url, "http://127.0.0.1:") || !strings.HasSuffix(p.url, "/mcp") {
 		t.Fatalf("url %q", p.url)
 	}
-	if !strings.Contains(p.log(), `client config: {"mcpServers":{"mcpgate":{"type":"http","url":"`+p.url+`"}}}`) {
+	// The line follows the one startHTTP waits for: it may still be in
+	// the pipe.
+	want := `client config: {"mcpServers":{"mcpgate":{"type":"http","url":"` + p.url + `"}}}`
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.log(), want) && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !strings.Contains(p.log(), want) {
 		t.Errorf("no client config line in:\n%s", p.log())
 	}
 	json := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
