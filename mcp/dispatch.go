@@ -74,6 +74,7 @@ func init() {
 		methodPromptsGet:            {featurePrompts, (*Server).getPrompt},
 		methodCompletionComplete:    {featureCompletions, (*Server).complete},
 		methodLoggingSetLevel:       {featureLogging, (*Server).setLevel},
+		methodServerDiscover:        {featureNone, (*Server).discover},
 	}
 }
 
@@ -88,7 +89,7 @@ func (s *Server) dispatch(ctx context.Context, req *Request) (any, error) {
 	if !ok {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %q is not a method of this server", truncateString(req.Method, 64))
 	}
-	if spec.need != featureNone && !req.Session.declared(spec.need, req.rev) {
+	if spec.need != featureNone && !req.declared(spec.need) {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s is not available because this server does not declare the %s capability", req.Method, spec.need)
 	}
 	return spec.handler(s, ctx, req)
@@ -112,11 +113,25 @@ func (f feature) String() string {
 	return "none"
 }
 
-// declared reports whether the session was told about feature f.
-func (ss *ServerSession) declared(f feature, r revision) bool {
+// declared reports whether the client was told about feature f: by
+// initialize in a legacy session, by the server's capabilities for a
+// modern request.
+func (r *Request) declared(f feature) bool {
+	if r.modern != nil {
+		return capsDeclare(r.Session.server.capabilities(revModern), f, r.Session.server)
+	}
+	ss := r.Session
 	ss.mu.Lock()
 	caps := ss.caps
 	ss.mu.Unlock()
+	if f == featureCompletions && r.rev < rev20250326 {
+		// 2024-11-05 had completion/complete without a capability.
+		return ss.server.opts.CompletionHandler != nil
+	}
+	return capsDeclare(caps, f, ss.server)
+}
+
+func capsDeclare(caps ServerCapabilities, f feature, s *Server) bool {
 	switch f {
 	case featureTools:
 		return caps.Tools != nil
@@ -129,8 +144,7 @@ func (ss *ServerSession) declared(f feature, r revision) bool {
 	case featureLogging:
 		return caps.Logging != nil
 	case featureCompletions:
-		// 2024-11-05 had completion/complete without a capability.
-		return ss.server.opts.CompletionHandler != nil && (caps.Completions != nil || r < rev20250326)
+		return s.opts.CompletionHandler != nil && caps.Completions != nil
 	}
 	return true
 }

@@ -67,6 +67,9 @@ var ErrLoggingNotDeclared = errors.New("mcp: logging capability not declared")
 func (ss *ServerSession) Log(ctx context.Context, level LoggingLevel, logger string, data any) error {
 	w := ss.out
 	if r := requestFrom(ctx); r != nil && r.Session == ss && !r.done.Load() {
+		if r.modern != nil {
+			return r.Log(level, logger, data)
+		}
 		w = r.w
 	}
 	return ss.log(w, level, logger, data)
@@ -94,6 +97,20 @@ func (ss *ServerSession) log(w MessageWriter, level LoggingLevel, logger string,
 func (r *Request) Log(level LoggingLevel, logger string, data any) error {
 	if r.done.Load() {
 		return errors.New("mcp: the request is finished")
+	}
+	if r.modern != nil {
+		// No session and no logging/setLevel: a modern request gets logs
+		// only when it asks, at the level it names, on its own stream.
+		if level.rank() == 0 {
+			return fmt.Errorf("mcp: unknown log level %q", level)
+		}
+		if !r.Session.server.opts.Logging {
+			return ErrLoggingNotDeclared
+		}
+		if r.modern.logLevel == "" || level.rank() < r.modern.logLevel.rank() {
+			return nil
+		}
+		return r.Session.notify(r.w, notificationMessage, &LoggingMessageParams{Level: level, Logger: logger, Data: data})
 	}
 	return r.Session.log(r.w, level, logger, data)
 }

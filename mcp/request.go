@@ -22,6 +22,7 @@ type Request struct {
 	Session *ServerSession
 
 	rev      revision
+	modern   *modernRequest     // nil for a legacy request
 	w        MessageWriter      // the stream of this request
 	respond  func([]byte) error // where the response goes
 	inline   bool
@@ -52,11 +53,19 @@ func (r *Request) IsNotification() bool { return r.ID.IsZero() }
 func (r *Request) ProtocolVersion() string { return r.rev.String() }
 
 // ClientCapabilities returns what the client declared it supports.
-func (r *Request) ClientCapabilities() *ClientCapabilities { return r.Session.clientCaps() }
+func (r *Request) ClientCapabilities() *ClientCapabilities {
+	if r.modern != nil {
+		return &r.modern.caps
+	}
+	return r.Session.clientCaps()
+}
 
 // ClientInfo returns the client's self-description (self-reported: do not
 // base security decisions on it).
 func (r *Request) ClientInfo() Implementation {
+	if r.modern != nil {
+		return r.modern.clientInfo
+	}
 	if p := r.Session.InitializeParams(); p != nil {
 		return p.ClientInfo
 	}

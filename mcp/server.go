@@ -22,6 +22,15 @@ type ServerOptions struct {
 	// Zero means 1000.
 	PageSize int
 
+	// CacheTTLMs and CacheScope are the cache hints (ttlMs, cacheScope)
+	// of modern (2026-07-28) results of server/discover, the lists and
+	// resources/read. The zero values, 0 ("immediately stale") and
+	// "public", are always correct; a longer TTL suits a server whose
+	// tools rarely change, and "private" one whose lists depend on who
+	// asks.
+	CacheTTLMs int
+	CacheScope string
+
 	// HasTools, HasResources and HasPrompts declare a feature even while
 	// nothing of that kind is registered, for servers whose tools appear
 	// later. A feature with registered items is always declared.

@@ -193,7 +193,13 @@ func (ss *ServerSession) processMessage(ctx context.Context, msg *jsonrpc.Messag
 	case jsonrpc.KindNotification:
 		ss.handleNotification(ctx, msg, w)
 	case jsonrpc.KindRequest:
-		req, rerr := ss.admit(msg, w, replyFunc(w))
+		var req *Request
+		var rerr *jsonrpc.Error
+		if ModernClaim(msg.Params) {
+			req, rerr = ss.admitModern(msg, w, replyFunc(w))
+		} else {
+			req, rerr = ss.admit(msg, w, replyFunc(w))
+		}
 		if rerr != nil {
 			replyFunc(w)(jsonrpc.AppendError(nil, msg.ID, rerr))
 			return
@@ -249,6 +255,10 @@ func (ss *ServerSession) admit(msg *jsonrpc.Message, w MessageWriter, respond fu
 		if state != stateCreated {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: the session is already initialized; initialize may be sent only once")
 		}
+	case msg.Method == methodServerDiscover:
+		// A claim-less discover is a malformed modern request, not
+		// legacy traffic.
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: server/discover needs params._meta with %q and %q", MetaProtocolVersion, MetaClientCapabilities)
 	case state == stateCreated:
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: the session is not initialized; send initialize first (got %q)", truncateString(msg.Method, 64))
 	}
@@ -260,19 +270,47 @@ func (ss *ServerSession) admit(msg *jsonrpc.Message, w MessageWriter, respond fu
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	req.rev = ss.rev
-	if _, dup := ss.inflight[msg.ID]; dup {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: id %s is already in use by a request in progress; use a new id for each request", truncateString(msg.ID.String(), 64))
+	if err := ss.register(req); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// admitModern admits a request that claims the modern revision: no
+// lifecycle, its client described by its own _meta.
+func (ss *ServerSession) admitModern(msg *jsonrpc.Message, w MessageWriter, respond func([]byte) error) (*Request, *jsonrpc.Error) {
+	if sessionState(ss.state.Load()) == stateClosed {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: the connection is closing")
+	}
+	m, err := ss.server.parseModern(msg.Method, msg.Params)
+	if err != nil {
+		return nil, err
+	}
+	req := &Request{Method: msg.Method, ID: msg.ID, RawParams: msg.Params, Session: ss, w: w, respond: respond, rev: revModern, modern: m}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if err := ss.register(req); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// register checks the ids in flight and the concurrency bound and records
+// an admitted request; ss.mu is held.
+func (ss *ServerSession) register(req *Request) *jsonrpc.Error {
+	if _, dup := ss.inflight[req.ID]; dup {
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: id %s is already in use by a request in progress; use a new id for each request", truncateString(req.ID.String(), 64))
 	}
 	if !req.inline {
 		select {
 		case ss.slots <- struct{}{}:
 		default:
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: this session already runs %d requests, the most it allows; wait for some to finish and retry", cap(ss.slots))
+			return jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: this session already runs %d requests, the most it allows; wait for some to finish and retry", cap(ss.slots))
 		}
-		ss.inflight[msg.ID] = req
+		ss.inflight[req.ID] = req
 	}
 	ss.running.Add(1)
-	return req, nil
+	return nil
 }
 
 // run calls the handler chain for an admitted request and answers it.
@@ -300,7 +338,13 @@ func (ss *ServerSession) run(ctx context.Context, req *Request) {
 	if req.cancelled.Load() {
 		return // the client cancelled it: no response at all
 	}
-	if err := req.respond(encodeResponse(req.ID, res, err, ss.logger)); err != nil {
+	var reply []byte
+	if req.modern != nil {
+		reply = ss.server.encodeModern(req, res, err)
+	} else {
+		reply = encodeResponse(req.ID, res, err, ss.logger)
+	}
+	if err := req.respond(reply); err != nil {
 		ss.logger.Debug("mcp: could not write a response", "method", req.Method, "error", err)
 	}
 }

@@ -101,7 +101,7 @@ type serverTool struct {
 	// outputTrusted is set for typed tools, whose structured content is
 	// encoded from the type the output schema was derived from.
 	outputTrusted bool
-	encodings     [rev20251125 + 1]jsontext.Value
+	encodings     [revModern + 1]jsontext.Value
 }
 
 // AddTool registers a tool with a handler that receives the raw
@@ -146,7 +146,7 @@ func newServerTool(t *Tool, h ToolHandler) (*serverTool, error) {
 			return nil, fmt.Errorf("mcp: tool %q: output schema: %w", t.Name, err)
 		}
 	}
-	for r := rev20241105; r <= rev20251125; r++ {
+	for r := rev20241105; r <= revModern; r++ {
 		b, err := marshal(toolForRevision(t, r, in, st.output))
 		if err != nil {
 			return nil, fmt.Errorf("mcp: tool %q cannot be encoded: %w", t.Name, err)

@@ -11,7 +11,15 @@ const (
 
 	// LatestVersion is the newest revision negotiated through initialize.
 	LatestVersion = Version20251125
+
+	// ModernVersion is the stateless revision: no initialize, every
+	// request names its revision and client in _meta.
+	ModernVersion = "2026-07-28"
 )
+
+// ModernVersions lists the stateless revisions a Server serves, newest
+// first. They are never negotiated through initialize.
+var ModernVersions = []string{ModernVersion}
 
 // SupportedVersions lists the revisions a Server negotiates, oldest first.
 // Support is decided by membership in this list, never by comparing the
@@ -27,6 +35,7 @@ const (
 	rev20250326
 	rev20250618
 	rev20251125
+	revModern // 2026-07-28, never negotiated: claimed per request
 )
 
 func parseRevision(v string) (revision, bool) {
@@ -38,6 +47,9 @@ func parseRevision(v string) (revision, bool) {
 }
 
 func (r revision) String() string {
+	if r == revModern {
+		return ModernVersion
+	}
 	if r == 0 || int(r) > len(SupportedVersions) {
 		return ""
 	}

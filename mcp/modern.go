@@ -1,0 +1,269 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// The 2026-07-28 revision ("modern") has no initialize and no session:
+// every request names its revision, the client's capabilities and identity
+// in params._meta. A message is modern when its _meta claims a revision
+// (even an initialize); everything else is served as before ("legacy").
+// One Server and one ServerSession serve both eras, message by message.
+
+// Keys of the per-request _meta of the modern revision.
+const (
+	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
+	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+)
+
+// Error codes defined by the modern revision.
+const (
+	CodeHeaderMismatch                  = -32020
+	CodeMissingRequiredClientCapability = -32021
+	CodeUnsupportedProtocolVersion      = -32022
+)
+
+const methodServerDiscover = "server/discover"
+
+// removedMethods exist only in the legacy era: a modern request for one
+// gets -32601, as for any method the server does not implement.
+var removedMethods = map[string]bool{
+	methodInitialize:           true,
+	methodPing:                 true,
+	methodLoggingSetLevel:      true,
+	methodResourcesSubscribe:   true,
+	methodResourcesUnsubscribe: true,
+}
+
+// cacheableMethods carry ttlMs and cacheScope on their modern results.
+var cacheableMethods = map[string]bool{
+	methodServerDiscover:        true,
+	methodToolsList:             true,
+	methodPromptsList:           true,
+	methodResourcesList:         true,
+	methodResourceTemplatesList: true,
+	methodResourcesRead:         true,
+}
+
+// modernRequest is what a modern request says about its client.
+type modernRequest struct {
+	version    string
+	caps       ClientCapabilities
+	clientInfo Implementation
+	logLevel   LoggingLevel // "" when the request wants no logs
+}
+
+// ModernClaim reports whether params claim a protocol revision in _meta,
+// which makes the message modern whatever its method. It looks for the key
+// before decoding anything, so legacy traffic pays one byte search.
+func ModernClaim(params []byte) bool {
+	if len(params) == 0 || !bytes.Contains(params, []byte(MetaProtocolVersion)) {
+		return false
+	}
+	meta := findMember(params, "_meta")
+	return len(meta) > 0 && meta[0] == '{' && findMember(meta, MetaProtocolVersion) != nil
+}
+
+// CheckModern validates a modern request before it runs: the _meta keys
+// the revision requires, the revision itself, and that the method exists
+// in this era. Transports call it to choose an HTTP status; the engine
+// calls it again, so a transport need not.
+func (s *Server) CheckModern(method string, params []byte) *jsonrpc.Error {
+	_, err := s.parseModern(method, params)
+	return err
+}
+
+func (s *Server) parseModern(method string, params []byte) (*modernRequest, *jsonrpc.Error) {
+	var p struct {
+		Meta map[string]jsontext.Value `json:"_meta"`
+	}
+	if len(params) == 0 || jsonv2.Unmarshal(params, &p) != nil || p.Meta == nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: a %s request needs params._meta with %q and %q", ModernVersion, MetaProtocolVersion, MetaClientCapabilities)
+	}
+	m := &modernRequest{}
+	raw, ok := p.Meta[MetaProtocolVersion]
+	if !ok || jsonv2.Unmarshal(raw, &m.version) != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: params._meta[%q] must be a string naming the protocol revision, such as %q", MetaProtocolVersion, ModernVersion)
+	}
+	if !slices.Contains(ModernVersions, m.version) {
+		return nil, unsupportedVersion(m.version)
+	}
+	raw, ok = p.Meta[MetaClientCapabilities]
+	if !ok || len(raw) == 0 || raw[0] != '{' || jsonv2.Unmarshal(raw, &m.caps, jsonv2.RejectUnknownMembers(false)) != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: params._meta[%q] must be an object of the client's capabilities ({} for none)", MetaClientCapabilities)
+	}
+	if raw, ok := p.Meta[MetaClientInfo]; ok {
+		if jsonv2.Unmarshal(raw, &m.clientInfo) != nil {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: params._meta[%q] must be an object with name and version", MetaClientInfo)
+		}
+	}
+	if raw, ok := p.Meta[MetaLogLevel]; ok {
+		if jsonv2.Unmarshal(raw, &m.logLevel) != nil || m.logLevel.rank() == 0 {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: params._meta[%q] must be a log level: debug, info, notice, warning, error, critical, alert or emergency", MetaLogLevel)
+		}
+	}
+	if err := s.modernMethod(method); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// unsupportedVersion is -32022, listing every revision the server speaks:
+// the legacy ones are reached through initialize.
+func unsupportedVersion(requested string) *jsonrpc.Error {
+	return jsonrpc.Errorf(CodeUnsupportedProtocolVersion,
+		"Unsupported protocol version %q; this server supports %s", truncateString(requested, 64), strings.Join(allVersions(), ", ")).
+		WithData(map[string]any{"supported": allVersions(), "requested": requested})
+}
+
+// allVersions is every revision the server speaks, newest first.
+func allVersions() []string {
+	out := slices.Clone(ModernVersions)
+	for _, v := range slices.Backward(SupportedVersions) {
+		out = append(out, v)
+	}
+	return out
+}
+
+// modernMethod answers -32601 for a method that does not exist in the
+// modern era or whose capability the server does not declare.
+func (s *Server) modernMethod(method string) *jsonrpc.Error {
+	if removedMethods[method] {
+		return jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s does not exist in protocol revision %s", method, ModernVersion)
+	}
+	if method == methodServerDiscover {
+		return nil
+	}
+	spec, ok := methods[method]
+	if !ok {
+		return jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %q is not a method of this server", truncateString(method, 64))
+	}
+	if spec.need != featureNone && !capsDeclare(s.capabilities(revModern), spec.need, s) {
+		return jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s is not available because this server does not declare the %s capability", method, spec.need)
+	}
+	return nil
+}
+
+// DiscoverResult is the answer to server/discover.
+type DiscoverResult struct {
+	SupportedVersions []string           `json:"supportedVersions"`
+	Capabilities      ServerCapabilities `json:"capabilities"`
+	Instructions      string             `json:"instructions,omitempty"`
+}
+
+func (s *Server) discover(_ context.Context, _ *Request) (any, error) {
+	return &DiscoverResult{
+		SupportedVersions: allVersions(),
+		Capabilities:      s.capabilities(revModern),
+		Instructions:      s.opts.Instructions,
+	}, nil
+}
+
+// shapeModern adds what every modern result carries to an encoded
+// result object: resultType, the server's identity in _meta (merged with
+// any _meta the handler set) and, for cacheable methods, the cache hints.
+func (s *Server) shapeModern(method string, result []byte) []byte {
+	info, _ := marshal(s.impl.forRevision(revModern))
+	var b bytes.Buffer
+	b.Grow(len(result) + len(info) + 96)
+	b.WriteString(`{"resultType":"complete"`)
+	if cacheableMethods[method] {
+		b.WriteString(`,"ttlMs":`)
+		b.WriteString(itoa(s.opts.CacheTTLMs))
+		b.WriteString(`,"cacheScope":`)
+		scope := s.opts.CacheScope
+		if scope == "" {
+			scope = "public"
+		}
+		b.WriteString(`"` + scope + `"`)
+	}
+	metaDone := false
+	dec := jsontext.NewDecoder(bytes.NewReader(result))
+	if tok, err := dec.ReadToken(); err == nil && tok.Kind() == '{' {
+		for dec.PeekKind() != '}' {
+			name, err := dec.ReadToken()
+			if err != nil {
+				break
+			}
+			key := name.String()
+			val, err := dec.ReadValue()
+			if err != nil {
+				break
+			}
+			switch {
+			case key == "resultType":
+				continue
+			case (key == "ttlMs" || key == "cacheScope") && cacheableMethods[method]:
+				continue // the configured hints
+			case key == "_meta" && len(val) > 1 && val[0] == '{':
+				b.WriteString(`,"_meta":{"` + MetaServerInfo + `":`)
+				b.Write(info)
+				if inner := bytes.TrimSpace(val[1 : len(val)-1]); len(inner) > 0 {
+					b.WriteByte(',')
+					b.Write(inner)
+				}
+				b.WriteByte('}')
+				metaDone = true
+				continue
+			}
+			b.WriteByte(',')
+			nb, _ := jsontext.AppendQuote(nil, key)
+			b.Write(nb)
+			b.WriteByte(':')
+			b.Write(val)
+		}
+	}
+	if !metaDone {
+		b.WriteString(`,"_meta":{"` + MetaServerInfo + `":`)
+		b.Write(info)
+		b.WriteByte('}')
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// modernError maps the legacy codes a handler may return to the modern
+// ones: a missing resource is -32602 in this revision.
+func modernError(e *jsonrpc.Error) *jsonrpc.Error {
+	if e.Code == CodeResourceNotFound {
+		c := *e
+		c.Code = jsonrpc.CodeInvalidParams
+		return &c
+	}
+	return e
+}
+
+// encodeModern is encodeResponse for a modern request.
+func (s *Server) encodeModern(req *Request, res any, err error) []byte {
+	if err != nil {
+		return jsonrpc.AppendError(nil, req.ID, modernError(toRPCError(err)))
+	}
+	var b []byte
+	switch r := res.(type) {
+	case nil:
+		b = []byte("{}")
+	case encoded:
+		b = r
+	default:
+		var merr error
+		if b, merr = marshal(res); merr != nil {
+			s.logger.Error("mcp: could not encode a result", "error", merr)
+			return jsonrpc.AppendError(nil, req.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: the server could not encode its result"))
+		}
+	}
+	return jsonrpc.AppendResult(nil, req.ID, s.shapeModern(req.Method, b))
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
