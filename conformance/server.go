@@ -71,7 +71,14 @@ func addContentTools(s *mcp.Server) {
 		return nil, nil, fmt.Errorf("This tool intentionally returns an error for testing")
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "json_schema_2020_12_tool", Description: "Takes arguments described by a JSON Schema 2020-12 document with $defs",
-		InputSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},"additionalProperties":false}`)},
+		// The suite's 0.2.0 line also checks composition, conditional and
+		// $anchor keywords (SEP-2106); they must come back untouched.
+		InputSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
+			`"$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},` +
+			`"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},"contactMethod":{"type":"string","enum":["phone","email"]},"phone":{"type":"string"},"email":{"type":"string"}},` +
+			`"allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],` +
+			`"if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},"then":{"required":["phone"]},"else":{"required":["email"]},` +
+			`"additionalProperties":false}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest, in map[string]any) (*mcp.CallToolResult, any, error) {
 			b, _ := json.Marshal(in)
 			return result(&mcp.TextContent{Text: "Received: " + string(b)})

@@ -213,8 +213,8 @@ func TestClientOpensGETBeforeFirstRequest(t *testing.T) {
 	f.onGET = func(w http.ResponseWriter, r *http.Request) {
 		// Headers first, a little late, as a busy server might.
 		time.Sleep(20 * time.Millisecond)
-		sseStart(w)
 		mu.Lock()
+		sseStart(w)
 		stream = w
 		mu.Unlock()
 		select {

@@ -13,7 +13,7 @@ func (h *Handler) serveGET(w http.ResponseWriter, r *http.Request) {
 		h.httpError(w, http.StatusNotAcceptable, nil, codeInvalidRequest, "Not Acceptable: a GET stream needs Accept: text/event-stream")
 		return
 	}
-	if _, ok := h.checkProtocolHeader(w, r); !ok {
+	if _, ok := h.checkProtocolHeader(w, r, nil); !ok {
 		return
 	}
 	s := h.lookup(w, r, nil)
@@ -86,7 +86,7 @@ func (h *Handler) serveGET(w http.ResponseWriter, r *http.Request) {
 
 // serveDELETE ends a session.
 func (h *Handler) serveDELETE(w http.ResponseWriter, r *http.Request) {
-	if _, ok := h.checkProtocolHeader(w, r); !ok {
+	if _, ok := h.checkProtocolHeader(w, r, nil); !ok {
 		return
 	}
 	s := h.lookup(w, r, nil)

@@ -33,11 +33,19 @@ func (h *Handler) servePOST(w http.ResponseWriter, r *http.Request) {
 			"Unsupported Media Type: the Content-Type must be application/json")
 		return
 	}
-	version, ok := h.checkProtocolHeader(w, r)
+	b, ok := h.readBody(w, r)
 	if !ok {
 		return
 	}
-	b, ok := h.readBody(w, r)
+	// The era is the body's: a request whose _meta claims a revision is
+	// modern, and its header is checked against the claim.
+	if b.request && !b.batch && mcp.ModernClaim(b.msg.Params) {
+		if h.authorize(w, r, b) {
+			h.serveModern(w, r, b)
+		}
+		return
+	}
+	version, ok := h.checkProtocolHeader(w, r, b)
 	if !ok {
 		return
 	}

@@ -1,0 +1,156 @@
+package mcphttp
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// Modern (2026-07-28) requests: no session, every POST stands alone. The
+// routing headers repeat what the body says, so that proxies can route
+// without parsing JSON; the server trusts only the body and answers a
+// header that disagrees with 400 and -32020.
+
+const (
+	headerMethod = "Mcp-Method"
+	headerName   = "Mcp-Name"
+)
+
+func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, b *body) {
+	msg := b.msg
+	if e := checkModernHeaders(r, msg); e != nil {
+		writeRPCError(w, http.StatusBadRequest, b.id, e)
+		return
+	}
+	if e := h.server.CheckModern(msg.Method, msg.Params); e != nil {
+		writeRPCError(w, modernStatus(e.Code), b.id, e)
+		return
+	}
+	h.inflight.Add(1)
+	defer h.inflight.Done()
+	// A session of its own, for this request only: it holds no state
+	// between requests, and no id is minted or echoed.
+	s := &session{h: h, principal: h.opts.Principal(r), streams: map[string]*stream{}}
+	s.key = s.principal + ":modern:" + newSessionID()
+	s.standalone = newStream(s, "g", true)
+	s.ss = h.server.NewSession(s.standalone, &mcp.SessionOptions{})
+	defer s.close()
+	h.dispatch(w, r, s, b)
+}
+
+// modernStatus is the HTTP status of an error found before a modern
+// request runs.
+func modernStatus(code int64) int {
+	if code == jsonrpc.CodeMethodNotFound {
+		return http.StatusNotFound
+	}
+	return http.StatusBadRequest
+}
+
+func writeRPCError(w http.ResponseWriter, status int, id *jsonrpc.ID, e *jsonrpc.Error) {
+	var rid jsonrpc.ID
+	if id != nil {
+		rid = *id
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(jsonrpc.AppendError(nil, rid, e))
+}
+
+// checkModernHeaders compares MCP-Protocol-Version, Mcp-Method and
+// Mcp-Name with the body.
+func checkModernHeaders(r *http.Request, msg *jsonrpc.Message) *jsonrpc.Error {
+	mismatch := func(format string, args ...any) *jsonrpc.Error {
+		return jsonrpc.Errorf(mcp.CodeHeaderMismatch, "Header mismatch: "+format, args...)
+	}
+	claimed := claimedVersion(msg.Params)
+	if claimed == "" {
+		return nil // a malformed claim: the engine's checks say what is wrong
+	}
+	switch vals := r.Header.Values(headerProtocolVersion); {
+	case len(vals) == 0:
+		return mismatch("the MCP-Protocol-Version header is required and must equal params._meta[%q] (%q)", mcp.MetaProtocolVersion, claimed)
+	case len(vals) > 1 || vals[0] != claimed:
+		return mismatch("MCP-Protocol-Version %q differs from params._meta[%q] %q", strings.Join(vals, ", "), mcp.MetaProtocolVersion, claimed)
+	}
+	switch vals := r.Header.Values(headerMethod); {
+	case len(vals) == 0:
+		return mismatch("the Mcp-Method header is required and must equal the method (%q)", msg.Method)
+	case len(vals) > 1 || vals[0] != msg.Method:
+		return mismatch("Mcp-Method %q differs from the method %q", strings.Join(vals, ", "), msg.Method)
+	}
+	member := ""
+	switch msg.Method {
+	case "tools/call", "prompts/get":
+		member = "name"
+	case "resources/read":
+		member = "uri"
+	}
+	if member == "" {
+		return nil
+	}
+	want, _ := stringMember(msg.Params, member)
+	vals := r.Header.Values(headerName)
+	if len(vals) == 0 {
+		return mismatch("the Mcp-Name header is required for %s and must equal params.%s (%q)", msg.Method, member, want)
+	}
+	got, ok := decodeHeaderValue(vals[0])
+	if len(vals) > 1 || !ok || got != want {
+		return mismatch("Mcp-Name %q differs from params.%s %q", vals[0], member, want)
+	}
+	return nil
+}
+
+// decodeHeaderValue undoes the =?base64?…?= encoding of values that are
+// not plain ASCII; a plain value must be visible ASCII or spaces inside.
+func decodeHeaderValue(v string) (string, bool) {
+	if inner, ok := strings.CutPrefix(v, "=?base64?"); ok {
+		if inner, ok = strings.CutSuffix(inner, "?="); !ok {
+			return "", false
+		}
+		b, err := base64.StdEncoding.DecodeString(inner)
+		if err != nil || !utf8.Valid(b) {
+			return "", false
+		}
+		return string(b), true
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c > 0x7e {
+			return "", false
+		}
+	}
+	return v, true
+}
+
+// claimedVersion is params._meta's protocol version, "" when it is not a
+// string.
+func claimedVersion(params []byte) string {
+	var p struct {
+		Meta struct {
+			Version string `json:"io.modelcontextprotocol/protocolVersion"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return ""
+	}
+	return p.Meta.Version
+}
+
+// stringMember is params[name] when it is a string.
+func stringMember(params []byte, name string) (string, bool) {
+	var p map[string]jsontext.Value
+	if json.Unmarshal(params, &p) != nil {
+		return "", false
+	}
+	var s string
+	if v, ok := p[name]; !ok || json.Unmarshal(v, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
