@@ -32,6 +32,7 @@ func NewServer() *mcp.Server {
 	addContentTools(s)
 	addInteractiveTools(s)
 	addElicitationTools(s)
+	addInputRequiredTools(s)
 	addResources(s)
 	addPrompts(s)
 	return s

@@ -177,16 +177,25 @@ func (ss *ServerSession) Ping(ctx context.Context) error {
 
 // CreateMessage asks the client to sample a model on behalf of this request.
 func (r *Request) CreateMessage(ctx context.Context, p *CreateMessageParams) (*CreateMessageResult, error) {
+	if r.modern != nil {
+		return autoInput[CreateMessageResult](r, SamplingInput(p))
+	}
 	return r.Session.CreateMessage(r.bind(ctx), p)
 }
 
 // Elicit asks the client's user for input on behalf of this request.
 func (r *Request) Elicit(ctx context.Context, p *ElicitParams) (*ElicitResult, error) {
+	if r.modern != nil {
+		return autoInput[ElicitResult](r, ElicitInput(p))
+	}
 	return r.Session.Elicit(r.bind(ctx), p)
 }
 
 // ListRoots asks the client for its roots on behalf of this request.
 func (r *Request) ListRoots(ctx context.Context) (*ListRootsResult, error) {
+	if r.modern != nil {
+		return autoInput[ListRootsResult](r, RootsInput())
+	}
 	return r.Session.ListRoots(r.bind(ctx))
 }
 

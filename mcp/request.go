@@ -21,12 +21,19 @@ type Request struct {
 	// Session is the client's session.
 	Session *ServerSession
 
-	rev      revision
-	modern   *modernRequest     // nil for a legacy request
-	w        MessageWriter      // the stream of this request
-	respond  func([]byte) error // where the response goes
-	inline   bool
-	cancelFn context.CancelCauseFunc
+	rev    revision
+	modern *modernRequest // nil for a legacy request
+
+	// Multi-round-trip input (mrtr.go).
+	needInput  *InputRequiredError
+	missingCap *jsonrpc.Error
+	inputs     map[string]jsontext.Value
+	state      []byte
+	autoN      int
+	w          MessageWriter      // the stream of this request
+	respond    func([]byte) error // where the response goes
+	inline     bool
+	cancelFn   context.CancelCauseFunc
 
 	cancelled atomic.Bool // cancelled by the client: send no response
 	done      atomic.Bool // answered: send nothing more about it

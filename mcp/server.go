@@ -31,6 +31,15 @@ type ServerOptions struct {
 	CacheTTLMs int
 	CacheScope string
 
+	// StateKey signs the requestState of multi-round-trip requests
+	// (HMAC-SHA256), so that clients cannot forge or alter it. Servers
+	// behind a load balancer share one key of 32 random bytes; nil means
+	// a random key per Server, good for the process that made it.
+	StateKey []byte
+	// StateTTL is how long a requestState stays valid. Zero means 10
+	// minutes.
+	StateTTL time.Duration
+
 	// HasTools, HasResources and HasPrompts declare a feature even while
 	// nothing of that kind is registered, for servers whose tools appear
 	// later. A feature with registered items is always declared.
@@ -78,6 +87,9 @@ type Server struct {
 	prompts   *registry[*serverPrompt]
 
 	handler atomic.Pointer[MethodHandler]
+
+	stateKeyOnce sync.Once
+	stateKeyVal  []byte
 
 	mu       sync.Mutex
 	sessions map[*ServerSession]struct{}

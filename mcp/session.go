@@ -287,6 +287,11 @@ func (ss *ServerSession) admitModern(msg *jsonrpc.Message, w MessageWriter, resp
 		return nil, err
 	}
 	req := &Request{Method: msg.Method, ID: msg.ID, RawParams: msg.Params, Session: ss, w: w, respond: respond, rev: revModern, modern: m}
+	if inputMethods[msg.Method] {
+		if err := ss.server.loadInputs(req); err != nil {
+			return nil, err
+		}
+	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if err := ss.register(req); err != nil {
@@ -327,6 +332,9 @@ func (ss *ServerSession) run(ctx context.Context, req *Request) {
 	}
 	ctx = context.WithValue(ctx, requestKey{}, req)
 	res, err := ss.server.call(ctx, req)
+	if req.modern == nil && req.needInput != nil {
+		res, err = ss.fulfilLegacy(ctx, req, res, err)
+	}
 
 	ss.mu.Lock()
 	delete(ss.inflight, req.ID)
@@ -339,9 +347,14 @@ func (ss *ServerSession) run(ctx context.Context, req *Request) {
 		return // the client cancelled it: no response at all
 	}
 	var reply []byte
-	if req.modern != nil {
+	switch {
+	case req.modern != nil && req.missingCap != nil:
+		reply = jsonrpc.AppendError(nil, req.ID, req.missingCap)
+	case req.modern != nil && req.needInput != nil:
+		reply = ss.server.encodeInputRequired(req)
+	case req.modern != nil:
 		reply = ss.server.encodeModern(req, res, err)
-	} else {
+	default:
 		reply = encodeResponse(req.ID, res, err, ss.logger)
 	}
 	if err := req.respond(reply); err != nil {

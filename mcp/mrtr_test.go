@@ -1,0 +1,123 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+type inputRequired struct {
+	ResultType    string                     `json:"resultType"`
+	InputRequests map[string]json.RawMessage `json:"inputRequests"`
+	RequestState  string                     `json:"requestState"`
+	Content       []json.RawMessage          `json:"content"`
+}
+
+// A handler written with Elicit, CreateMessage and ListRoots works for a
+// modern client round by round: each call that needs something new
+// answers input_required, and the retry with the answers and the state
+// goes one step further, until the result.
+func TestModernMultiRoundTrip(t *testing.T) {
+	p := startPeer(t, featureServer(nil), nil)
+	caps := `"io.modelcontextprotocol/clientCapabilities":{"roots":{},"elicitation":{},"sampling":{}}`
+	params := func(extra string) string {
+		return `{"name":"ask","arguments":{},` + extra + `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` + caps + `}}`
+	}
+	answers := map[string]string{
+		"roots/list":             `{"roots":[{"uri":"file:///r"}]}`,
+		"elicitation/create":     `{"action":"accept","content":{"name":"ada"}}`,
+		"sampling/createMessage": `{"role":"assistant","content":{"type":"text","text":"ok"},"model":"m"}`,
+	}
+	extra := ""
+	var methods []string
+	for round := 1; ; round++ {
+		if round > 5 {
+			t.Fatal("too many rounds")
+		}
+		m := p.call("tools/call", params(extra))
+		if m.Error != nil {
+			t.Fatalf("round %d: %s", round, m.Raw)
+		}
+		var r inputRequired
+		json.Unmarshal(m.Result, &r)
+		if r.ResultType == "complete" {
+			if !strings.Contains(m.Raw, `file:///r ada m`) {
+				t.Errorf("result %s", m.Raw)
+			}
+			break
+		}
+		if r.ResultType != "input_required" || len(r.InputRequests) != 1 || r.RequestState == "" {
+			t.Fatalf("round %d: %s", round, m.Raw)
+		}
+		var resp []string
+		for key, raw := range r.InputRequests {
+			var in struct{ Method string }
+			json.Unmarshal(raw, &in)
+			methods = append(methods, in.Method)
+			resp = append(resp, `"`+key+`":`+answers[in.Method])
+		}
+		st, _ := json.Marshal(r.RequestState)
+		extra = `"inputResponses":{` + strings.Join(resp, ",") + `},"requestState":` + string(st) + `,`
+	}
+	if strings.Join(methods, " ") != "roots/list elicitation/create sampling/createMessage" {
+		t.Errorf("asked for %v", methods)
+	}
+}
+
+// requestState is refused when altered, when it belongs to another call
+// and when inputResponses is not an object of results; a client without
+// the capability an input needs gets -32021.
+func TestModernRequestStateChecks(t *testing.T) {
+	p := startPeer(t, featureServer(nil), nil)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{},"elicitation":{},"sampling":{}}}`
+	m := p.call("tools/call", `{"name":"ask",`+meta+`}`)
+	var r inputRequired
+	json.Unmarshal(m.Result, &r)
+	if r.RequestState == "" {
+		t.Fatalf("no state: %s", m.Raw)
+	}
+	tampered := []byte(r.RequestState)
+	tampered[3] ^= 1
+	for name, params := range map[string]string{
+		"tampered":          `{"name":"ask","requestState":"` + string(tampered) + `",` + meta + `}`,
+		"not ours":          `{"name":"ask","requestState":"eyJtIjoidG9vbHMvY2FsbCJ9.AAAA",` + meta + `}`,
+		"another call":      `{"name":"ask","arguments":{"x":1},"requestState":"` + r.RequestState + `",` + meta + `}`,
+		"inputs not object": `{"name":"ask","inputResponses":[1],` + meta + `}`,
+		"input not result":  `{"name":"ask","inputResponses":{"mcpgate/1":"yes"},` + meta + `}`,
+	} {
+		if m := p.call("tools/call", params); m.Error == nil || m.Error.Code != -32602 {
+			t.Errorf("%s: %s, want -32602", name, m.Raw)
+		}
+	}
+	m = p.call("tools/call", `{"name":"ask","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}`)
+	if m.Error == nil || m.Error.Code != -32021 || !strings.Contains(string(m.Error.Data), `"requiredCapabilities":{"roots":{}}`) {
+		t.Errorf("without roots: %s, want -32021 naming roots", m.Raw)
+	}
+}
+
+// RequireInput in a legacy session becomes server-to-client requests, and
+// the client sees one call.
+func TestLegacyRequireInput(t *testing.T) {
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+	s.AddTool(&Tool{Name: "greet", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		r, ok := InputAs[ElicitResult](req.Request, "who")
+		if !ok {
+			return nil, req.RequireInput(map[string]*InputRequest{"who": ElicitInput(&ElicitParams{Message: "name?", RequestedSchema: map[string]any{"type": "object"}})}, []byte("st"))
+		}
+		if string(req.State()) != "st" {
+			return errorResult("lost the state"), nil
+		}
+		return TextResult("hello " + r.Content["name"].(string)), nil
+	})
+	cs := connect(t, s, &ClientOptions{ElicitationHandler: func(context.Context, *ClientSession, *ElicitParams) (*ElicitResult, error) {
+		return &ElicitResult{Action: "accept", Content: map[string]any{"name": "ada"}}, nil
+	}})
+	res, err := cs.CallTool(context.Background(), "greet", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Content[0].(*TextContent).Text; got != "hello ada" {
+		t.Errorf("got %q", got)
+	}
+}
