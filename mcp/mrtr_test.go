@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 type inputRequired struct {
@@ -69,7 +70,8 @@ func TestModernMultiRoundTrip(t *testing.T) {
 // and when inputResponses is not an object of results; a client without
 // the capability an input needs gets -32021.
 func TestModernRequestStateChecks(t *testing.T) {
-	p := startPeer(t, featureServer(nil), nil)
+	srv := featureServer(nil)
+	p := startPeer(t, srv, nil)
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{},"elicitation":{},"sampling":{}}}`
 	m := p.call("tools/call", `{"name":"ask",`+meta+`}`)
 	var r inputRequired
@@ -79,9 +81,15 @@ func TestModernRequestStateChecks(t *testing.T) {
 	}
 	tampered := []byte(r.RequestState)
 	tampered[3] ^= 1
+	// A well-formed state for this very call, signed with another key:
+	// only the signature tells it apart.
+	other := NewServer(&Implementation{Name: "o", Version: "1"}, nil)
+	forged := other.sealState(&requestState{Method: "tools/call", Digest: paramsDigest([]byte(`{"name":"ask"}`)), Expires: time.Now().Add(time.Hour).Unix()})
+	expired := srv.sealState(&requestState{Method: "tools/call", Digest: paramsDigest([]byte(`{"name":"ask"}`)), Expires: time.Now().Add(-time.Minute).Unix()})
 	for name, params := range map[string]string{
 		"tampered":          `{"name":"ask","requestState":"` + string(tampered) + `",` + meta + `}`,
-		"not ours":          `{"name":"ask","requestState":"eyJtIjoidG9vbHMvY2FsbCJ9.AAAA",` + meta + `}`,
+		"forged":            `{"name":"ask","requestState":"` + forged + `",` + meta + `}`,
+		"expired":           `{"name":"ask","requestState":"` + expired + `",` + meta + `}`,
 		"another call":      `{"name":"ask","arguments":{"x":1},"requestState":"` + r.RequestState + `",` + meta + `}`,
 		"inputs not object": `{"name":"ask","inputResponses":[1],` + meta + `}`,
 		"input not result":  `{"name":"ask","inputResponses":{"mcpgate/1":"yes"},` + meta + `}`,
