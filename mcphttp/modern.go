@@ -38,6 +38,7 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, b *body) {
 	// between requests, and no id is minted or echoed.
 	s := &session{h: h, principal: h.opts.Principal(r), streams: map[string]*stream{}}
 	s.key = s.principal + ":modern:" + newSessionID()
+	s.modern = true
 	s.standalone = newStream(s, "g", true)
 	s.ss = h.server.NewSession(s.standalone, &mcp.SessionOptions{})
 	defer s.close()

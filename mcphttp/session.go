@@ -18,6 +18,7 @@ type session struct {
 	principal string
 	key       string // event-store key: principal and session together
 	legacy    bool
+	modern    bool // one 2026-07-28 request: no event ids, no resumption
 	ss        *mcp.ServerSession
 
 	standalone *stream

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
 )
 
 // conn is one HTTP response that carries a stream's messages, owned by the
@@ -80,7 +81,7 @@ func (s *stream) emit(msg []byte, final bool) error {
 			}
 			h.Set("Content-Type", "application/json")
 			status := http.StatusOK
-			if isBadRequestReply(msg) {
+			if isBadRequestReply(msg) || s.sess.modern && isModernBadRequest(msg) {
 				status = http.StatusBadRequest
 			}
 			s.c.w.WriteHeader(status)
@@ -136,9 +137,12 @@ func (s *stream) startSSE(flush bool) {
 
 func (s *stream) writeEvent(c *conn, id string, msg []byte, flush bool) {
 	b := make([]byte, 0, len(msg)+len(id)+32)
-	b = append(b, "id: "...)
-	b = append(b, id...)
-	b = append(b, "\nevent: message\ndata: "...)
+	if !s.sess.modern {
+		b = append(b, "id: "...)
+		b = append(b, id...)
+		b = append(b, '\n')
+	}
+	b = append(b, "event: message\ndata: "...)
 	b = append(b, msg...)
 	b = append(b, "\n\n"...)
 	if flush {
@@ -285,6 +289,24 @@ func isErrorReply(msg []byte) bool {
 
 // isBadRequestReply reports whether a JSON reply is a JSON-RPC error saying
 // the request itself was malformed, which HTTP calls 400.
+// isModernBadRequest reports a modern error the revision answers with
+// 400: an undeclared client capability, a header mismatch, an unsupported
+// revision.
+func isModernBadRequest(msg []byte) bool {
+	if !bytes.Contains(msg, []byte(`"error"`)) {
+		return false
+	}
+	m, de := jsonrpc.DecodeMessage(msg)
+	if de != nil || m.Error == nil {
+		return false
+	}
+	switch m.Error.Code {
+	case mcp.CodeMissingRequiredClientCapability, mcp.CodeHeaderMismatch, mcp.CodeUnsupportedProtocolVersion:
+		return true
+	}
+	return false
+}
+
 func isBadRequestReply(msg []byte) bool {
 	if !bytes.Contains(msg, []byte(`"error"`)) {
 		return false

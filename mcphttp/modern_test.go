@@ -1,0 +1,106 @@
+package mcphttp
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+)
+
+const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+
+func modernBody(method, params string) string {
+	if params != "" {
+		params += ","
+	}
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":%q,"params":{%s%s}}`, method, params, modernMeta)
+}
+
+// Modern POSTs: the status and code table of 2026-07-28, no session.
+func TestModernHTTP(t *testing.T) {
+	_, srv := startHTTP(t, testServer(), nil)
+	c := newClient(t, srv) // no session: modern requests need none
+	std := func(method string) []string {
+		return []string{"Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", method}
+	}
+	for _, tt := range []struct {
+		name   string
+		body   string
+		hdr    []string
+		status int
+		code   int64 // 0: a result
+		has    string
+	}{
+		{"discover", modernBody("server/discover", ""), std("server/discover"), 200, 0, `"supportedVersions"`},
+		{"tools/call", modernBody("tools/call", `"name":"echo","arguments":{"text":"hi"}`), append(std("tools/call"), "Mcp-Name", "echo"), 200, 0, `"resultType":"complete"`},
+		{"Mcp-Name in base64", modernBody("tools/call", `"name":"echo","arguments":{"text":"hi"}`), append(std("tools/call"), "Mcp-Name", "=?base64?ZWNobw==?="), 200, 0, `hi`},
+		{"no version header", modernBody("server/discover", ""), []string{"Mcp-Method", "server/discover"}, 400, -32020, ""},
+		{"version header differs", modernBody("server/discover", ""), []string{"Mcp-Protocol-Version", "2025-11-25", "Mcp-Method", "server/discover"}, 400, -32020, ""},
+		{"no Mcp-Method", modernBody("server/discover", ""), []string{"Mcp-Protocol-Version", "2026-07-28"}, 400, -32020, ""},
+		{"Mcp-Method differs", modernBody("tools/list", ""), std("server/discover"), 400, -32020, ""},
+		{"no Mcp-Name", modernBody("tools/call", `"name":"echo"`), std("tools/call"), 400, -32020, ""},
+		{"Mcp-Name differs", modernBody("tools/call", `"name":"echo"`), append(std("tools/call"), "Mcp-Name", "other"), 400, -32020, ""},
+		{"unsupported version", `{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"v999.0.0","io.modelcontextprotocol/clientCapabilities":{}}}}`, []string{"Mcp-Protocol-Version", "v999.0.0", "Mcp-Method", "server/discover"}, 400, -32022, `"requested":"v999.0.0"`},
+		{"claim without capabilities", `{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, std("server/discover"), 400, -32602, ""},
+		{"modern header, no claim", `{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{}}`, std("server/discover"), 400, -32602, ""},
+		{"removed method", modernBody("ping", ""), std("ping"), 404, -32601, ""},
+		{"unknown method", modernBody("nope", ""), std("nope"), 404, -32601, ""},
+		{"undeclared capability", modernBody("tools/call", `"name":"sample"`), append(std("tools/call"), "Mcp-Name", "sample"), 400, -32021, `"requiredCapabilities":{"sampling":{}}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := c.post(tt.body, tt.hdr...)
+			body := readAll(t, resp)
+			if resp.StatusCode != tt.status {
+				t.Errorf("status %d, want %d: %s", resp.StatusCode, tt.status, body)
+			}
+			if tt.code != 0 && errorCode(t, body) != tt.code {
+				t.Errorf("body %s, want code %d", body, tt.code)
+			}
+			if tt.code != 0 && !strings.Contains(body, `"id":7`) {
+				t.Errorf("the error lacks the request id: %s", body)
+			}
+			if tt.has != "" && !strings.Contains(body, tt.has) {
+				t.Errorf("body %s lacks %s", body, tt.has)
+			}
+			if resp.Header.Get("Mcp-Session-Id") != "" {
+				t.Errorf("a modern answer carries Mcp-Session-Id")
+			}
+		})
+	}
+	// A modern request that streams (progress) has no SSE event ids.
+	resp := c.post(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"progress","_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		append(std("tools/call"), "Mcp-Name", "progress")...)
+	body := readAll(t, resp)
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") || !strings.Contains(body, "notifications/progress") {
+		t.Errorf("progress did not stream: %s", body)
+	}
+	if strings.Contains(body, "\nid:") || strings.HasPrefix(body, "id:") {
+		t.Errorf("modern SSE with event ids: %s", body)
+	}
+}
+
+// One endpoint serves a legacy session and modern requests at once.
+func TestBothErasOverHTTP(t *testing.T) {
+	_, srv := startHTTP(t, testServer(), nil)
+	legacy := newClient(t, srv)
+	legacy.initialize("2025-11-25")
+	modern := newClient(t, srv)
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			if st, body := legacy.call(100+i, "tools/call", `{"name":"echo","arguments":{"text":"legacy"}}`); st != 200 || !strings.Contains(body, "legacy") || strings.Contains(body, "resultType") {
+				t.Errorf("legacy: %d %s", st, body)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			resp := modern.post(modernBody("tools/call", `"name":"echo","arguments":{"text":"modern"}`), "Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "echo")
+			if body := readAll(t, resp); resp.StatusCode != 200 || !strings.Contains(body, `"resultType":"complete"`) {
+				t.Errorf("modern: %d %s", resp.StatusCode, body)
+			}
+		}()
+	}
+	wg.Wait()
+}
