@@ -33,6 +33,7 @@ func NewServer() *mcp.Server {
 	addInteractiveTools(s)
 	addElicitationTools(s)
 	addInputRequiredTools(s)
+	addChangeTools(s)
 	addResources(s)
 	addPrompts(s)
 	return s

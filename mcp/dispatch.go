@@ -75,6 +75,7 @@ func init() {
 		methodCompletionComplete:    {featureCompletions, (*Server).complete},
 		methodLoggingSetLevel:       {featureLogging, (*Server).setLevel},
 		methodServerDiscover:        {featureNone, (*Server).discover},
+		methodSubscriptionsListen:   {featureNone, (*Server).listen},
 	}
 }
 

@@ -309,6 +309,7 @@ func (s *Server) ResourceUpdated(uri string) {
 			ss.notify(ss.out, notificationResourceUpdated, params)
 		}
 	}
+	s.notifyListeners(notificationResourceUpdated, uri)
 }
 
 func quote(s string) []byte {

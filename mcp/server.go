@@ -94,6 +94,8 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[*ServerSession]struct{}
 	changes  map[string]*time.Timer // pending list_changed notifications by method
+	// listeners are the open subscriptions/listen requests.
+	listeners map[*listener]struct{}
 }
 
 // NewServer returns a server that identifies itself as impl.
@@ -101,7 +103,7 @@ func NewServer(impl *Implementation, opts *ServerOptions) *Server {
 	if impl == nil {
 		impl = &Implementation{Name: "mcpgate", Version: "dev"}
 	}
-	s := &Server{impl: impl, sessions: map[*ServerSession]struct{}{}, changes: map[string]*time.Timer{}}
+	s := &Server{impl: impl, sessions: map[*ServerSession]struct{}{}, changes: map[string]*time.Timer{}, listeners: map[*listener]struct{}{}}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -196,7 +198,7 @@ const listChangedDelay = 10 * time.Millisecond
 func (s *Server) changed(method string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.sessions) == 0 {
+	if len(s.sessions) == 0 && len(s.listeners) == 0 {
 		return
 	}
 	if t := s.changes[method]; t != nil {
@@ -213,5 +215,6 @@ func (s *Server) changed(method string) {
 		for _, ss := range sessions {
 			ss.notifyListChanged(method)
 		}
+		s.notifyListeners(method, "")
 	})
 }

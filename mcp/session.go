@@ -255,10 +255,10 @@ func (ss *ServerSession) admit(msg *jsonrpc.Message, w MessageWriter, respond fu
 		if state != stateCreated {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: the session is already initialized; initialize may be sent only once")
 		}
-	case msg.Method == methodServerDiscover:
-		// A claim-less discover is a malformed modern request, not
-		// legacy traffic.
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: server/discover needs params._meta with %q and %q", MetaProtocolVersion, MetaClientCapabilities)
+	case msg.Method == methodServerDiscover || msg.Method == methodSubscriptionsListen:
+		// A claim-less discover or listen is a malformed modern request,
+		// not legacy traffic.
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %s needs params._meta with %q and %q", msg.Method, MetaProtocolVersion, MetaClientCapabilities)
 	case state == stateCreated:
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: the session is not initialized; send initialize first (got %q)", truncateString(msg.Method, 64))
 	}

@@ -207,6 +207,11 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, s *session, b
 	// cancellation in these revisions) but keep its values, such as the
 	// authenticated principal.
 	ctx := context.WithoutCancel(r.Context())
+	if s.modern {
+		// In 2026-07-28 closing the response stream is the cancellation
+		// (of a subscriptions/listen, say).
+		ctx = r.Context()
+	}
 	if !b.request {
 		s.ss.Handle(ctx, b.raw, s.standalone)
 		w.WriteHeader(http.StatusAccepted)
