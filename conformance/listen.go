@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"encoding/json"
 	"sync/atomic"
 
 	"github.com/mcpgate/mcpgate/mcp"
@@ -34,4 +35,17 @@ func addChangeTools(s *mcp.Server) {
 		}
 		return result(&mcp.TextContent{Text: "prompt list changed"})
 	})
+}
+
+// addHeaderTools gives the custom-header checks (SEP-2243) a tool whose
+// argument is repeated in the Mcp-Param-Region header.
+func addHeaderTools(s *mcp.Server) {
+	type regionIn struct {
+		Region string `json:"region"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "test_custom_header", Description: "Echoes its region argument, which also travels as the Mcp-Param-Region header",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}},"required":["region"]}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest, in regionIn) (*mcp.CallToolResult, any, error) {
+			return result(&mcp.TextContent{Text: "region " + in.Region})
+		})
 }

@@ -34,6 +34,7 @@ func NewServer() *mcp.Server {
 	addElicitationTools(s)
 	addInputRequiredTools(s)
 	addChangeTools(s)
+	addHeaderTools(s)
 	addResources(s)
 	addPrompts(s)
 	return s

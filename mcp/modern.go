@@ -267,3 +267,47 @@ func (s *Server) encodeModern(req *Request, res any, err error) []byte {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// ParamHeader is an x-mcp-header annotation of a tool's input schema: the
+// argument at Path travels also as the HTTP header Mcp-Param-{Name}.
+type ParamHeader struct {
+	Name string
+	Path []string
+	Type string // string, integer or boolean
+}
+
+// ParamHeaders returns the x-mcp-header annotations of a tool's input
+// schema, reachable from the root through properties only; nil when the
+// tool is unknown or has none.
+func (s *Server) ParamHeaders(tool string) []ParamHeader {
+	st, ok := s.tools.get(tool)
+	if !ok || st.input == nil {
+		return nil
+	}
+	var out []ParamHeader
+	var walk func(raw jsontext.Value, path []string)
+	walk = func(raw jsontext.Value, path []string) {
+		var node struct {
+			Properties map[string]jsontext.Value `json:"properties"`
+		}
+		if jsonv2.Unmarshal(raw, &node) != nil {
+			return
+		}
+		for name, prop := range node.Properties {
+			var p struct {
+				Header *string `json:"x-mcp-header"`
+				Type   string  `json:"type"`
+			}
+			if jsonv2.Unmarshal(prop, &p) != nil {
+				continue
+			}
+			sub := append(slices.Clone(path), name)
+			if p.Header != nil {
+				out = append(out, ParamHeader{Name: *p.Header, Path: sub, Type: p.Type})
+			}
+			walk(prop, sub)
+		}
+	}
+	walk(st.input.raw, nil)
+	return out
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -27,6 +28,12 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, b *body) {
 	if e := checkModernHeaders(r, msg); e != nil {
 		writeRPCError(w, http.StatusBadRequest, b.id, e)
 		return
+	}
+	if msg.Method == "tools/call" {
+		if e := checkParamHeaders(r, h.server, msg.Params); e != nil {
+			writeRPCError(w, http.StatusBadRequest, b.id, e)
+			return
+		}
 	}
 	if e := h.server.CheckModern(msg.Method, msg.Params); e != nil {
 		writeRPCError(w, modernStatus(e.Code), b.id, e)
@@ -108,27 +115,6 @@ func checkModernHeaders(r *http.Request, msg *jsonrpc.Message) *jsonrpc.Error {
 	return nil
 }
 
-// decodeHeaderValue undoes the =?base64?…?= encoding of values that are
-// not plain ASCII; a plain value must be visible ASCII or spaces inside.
-func decodeHeaderValue(v string) (string, bool) {
-	if inner, ok := strings.CutPrefix(v, "=?base64?"); ok {
-		if inner, ok = strings.CutSuffix(inner, "?="); !ok {
-			return "", false
-		}
-		b, err := base64.StdEncoding.DecodeString(inner)
-		if err != nil || !utf8.Valid(b) {
-			return "", false
-		}
-		return string(b), true
-	}
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; c < 0x20 || c > 0x7e {
-			return "", false
-		}
-	}
-	return v, true
-}
-
 // claimedVersion is params._meta's protocol version, "" when it is not a
 // string.
 func claimedVersion(params []byte) string {
@@ -154,4 +140,75 @@ func stringMember(params []byte, name string) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// checkParamHeaders compares the Mcp-Param-* headers of a tools/call with
+// the arguments they repeat: each annotated argument present in the body
+// needs its header, with the same value.
+func checkParamHeaders(r *http.Request, server *mcp.Server, params []byte) *jsonrpc.Error {
+	var p struct {
+		Name      string         `json:"name"`
+		Arguments map[string]any `json:"arguments"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return nil // the engine says what is wrong with the params
+	}
+	for _, ph := range server.ParamHeaders(p.Name) {
+		header := "Mcp-Param-" + ph.Name
+		var v any = p.Arguments
+		for _, k := range ph.Path {
+			m, ok := v.(map[string]any)
+			if !ok {
+				v = nil
+				break
+			}
+			v = m[k]
+		}
+		vals := r.Header.Values(header)
+		if v == nil {
+			continue // absent or null: the header is omitted, and ignored
+		}
+		if len(vals) == 0 {
+			return jsonrpc.Errorf(mcp.CodeHeaderMismatch, "Header mismatch: the argument %s is in the body, so the %s header is required", strings.Join(ph.Path, "."), header)
+		}
+		got, ok := decodeHeaderValue(vals[0])
+		if len(vals) > 1 || !ok || !sameParam(got, v) {
+			return jsonrpc.Errorf(mcp.CodeHeaderMismatch, "Header mismatch: %s %q does not match the argument %s (or is not a valid header value)", header, vals[0], strings.Join(ph.Path, "."))
+		}
+	}
+	return nil
+}
+
+// decodeHeaderValue undoes the =?base64?…?= encoding of values that are
+// not plain ASCII, strictly: bad padding or characters are refused, and a
+// value without both markers is literal, which must be visible ASCII.
+func decodeHeaderValue(v string) (string, bool) {
+	if strings.HasPrefix(v, "=?base64?") && strings.HasSuffix(v, "?=") && len(v) >= len("=?base64??=") {
+		b, err := base64.StdEncoding.Strict().DecodeString(v[len("=?base64?") : len(v)-2])
+		if err != nil || !utf8.Valid(b) {
+			return "", false
+		}
+		return string(b), true
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c > 0x7e {
+			return "", false
+		}
+	}
+	return v, true
+}
+
+// sameParam compares a header's text with a JSON argument: strings as
+// they are, numbers numerically, booleans as true/false.
+func sameParam(h string, v any) bool {
+	switch x := v.(type) {
+	case string:
+		return h == x
+	case bool:
+		return h == strconv.FormatBool(x)
+	case float64:
+		f, err := strconv.ParseFloat(h, 64)
+		return err == nil && f == x
+	}
+	return false
 }

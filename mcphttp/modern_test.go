@@ -1,10 +1,14 @@
 package mcphttp
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcpgate/mcpgate/mcp"
 )
 
 const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
@@ -103,4 +107,52 @@ func TestBothErasOverHTTP(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// Mcp-Param-* headers repeat annotated arguments: required when the
+// argument is there, equal to it, strict about Base64.
+func TestModernParamHeaders(t *testing.T) {
+	s := testServer()
+	type in struct {
+		Region string `json:"region,omitempty"`
+		Count  int    `json:"count,omitempty"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "where", Description: "d", InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"count":{"type":"integer","x-mcp-header":"Count"}}}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest, in in) (*mcp.CallToolResult, any, error) {
+			return mcp.TextResult("ok " + in.Region), nil, nil
+		})
+	_, srv := startHTTP(t, s, nil)
+	c := newClient(t, srv)
+	hdr := func(extra ...string) []string {
+		return append([]string{"Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "where"}, extra...)
+	}
+	for _, tt := range []struct {
+		name string
+		args string
+		hdr  []string
+		ok   bool
+	}{
+		{"plain", `{"region":"eu-west"}`, hdr("Mcp-Param-Region", "eu-west"), true},
+		{"base64", `{"region":"Hello"}`, hdr("Mcp-Param-Region", "=?base64?SGVsbG8=?="), true},
+		{"non-ASCII needs base64", `{"region":"Zürich"}`, hdr("Mcp-Param-Region", "=?base64?WsO8cmljaA==?="), true},
+		{"integer compared as a number", `{"count":7}`, hdr("Mcp-Param-Count", "7"), true},
+		{"absent argument, no header", `{}`, hdr(), true},
+		{"missing header", `{"region":"eu"}`, hdr(), false},
+		{"different value", `{"region":"eu"}`, hdr("Mcp-Param-Region", "us"), false},
+		{"bad padding", `{"region":"Hello"}`, hdr("Mcp-Param-Region", "=?base64?SGVsbG8?="), false},
+		{"bad characters", `{"region":"Hello"}`, hdr("Mcp-Param-Region", "=?base64?SGVs!!!bG8=?="), false},
+		{"no suffix is literal", `{"region":"=?base64?SGVsbG8="}`, hdr("Mcp-Param-Region", "=?base64?SGVsbG8="), true},
+		{"integer mismatch", `{"count":7}`, hdr("Mcp-Param-Count", "8"), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := c.post(modernBody("tools/call", `"name":"where","arguments":`+tt.args), tt.hdr...)
+			body := readAll(t, resp)
+			if tt.ok && resp.StatusCode != 200 {
+				t.Errorf("%d %s, want 200", resp.StatusCode, body)
+			}
+			if !tt.ok && (resp.StatusCode != 400 || errorCode(t, body) != -32020) {
+				t.Errorf("%d %s, want 400 and -32020", resp.StatusCode, body)
+			}
+		})
+	}
 }
