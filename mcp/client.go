@@ -51,9 +51,17 @@ var ErrSessionNotFound = errors.New("mcp: the server does not know this session"
 // offers the latest revision, declares no client features, and gives each
 // call a 60-second deadline when its context has none.
 type ClientOptions struct {
-	// ProtocolVersion is the revision offered in initialize; the server
-	// may answer with an older one it prefers. Zero means LatestVersion.
+	// ProtocolVersion chooses the revision. Zero means both eras: the
+	// client probes with server/discover and speaks 2026-07-28 to a server
+	// that answers it, and initialize, offering LatestVersion, to one that
+	// does not. ModernVersion speaks only 2026-07-28; a legacy revision
+	// is offered in initialize without a probe (the server may answer
+	// with an older one it prefers).
 	ProtocolVersion string
+	// ProbeTimeout bounds the server/discover probe of a server whose era
+	// is unknown: a legacy server that never answers it is spoken to with
+	// initialize after this long. Zero means 5 seconds.
+	ProbeTimeout time.Duration
 	// RequestTimeout bounds a call whose context has no deadline; when it
 	// passes, the server is sent notifications/cancelled. Zero means 60
 	// seconds; a negative value means no bound.
@@ -90,8 +98,9 @@ type ClientOptions struct {
 
 // Client connects to MCP servers on behalf of one application.
 type Client struct {
-	impl *Implementation
-	opts ClientOptions
+	impl  *Implementation
+	opts  ClientOptions
+	probe bool // the era is unknown until server/discover tells
 }
 
 // NewClient returns a client that introduces itself as impl.
@@ -104,7 +113,11 @@ func NewClient(impl *Implementation, opts *ClientOptions) *Client {
 		c.impl = &Implementation{Name: "mcpgate-client", Version: "0"}
 	}
 	if c.opts.ProtocolVersion == "" {
+		c.probe = true
 		c.opts.ProtocolVersion = LatestVersion
+	}
+	if c.opts.ProbeTimeout <= 0 {
+		c.opts.ProbeTimeout = 5 * time.Second
 	}
 	if c.opts.RequestTimeout == 0 {
 		c.opts.RequestTimeout = 60 * time.Second
@@ -147,6 +160,16 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 		return nil, err
 	}
 	cs := newClientSession(c, conn)
+	if c.probe || c.opts.ProtocolVersion == ModernVersion {
+		modern, err := cs.discover(ctx, !c.probe)
+		if err != nil {
+			cs.Close()
+			return nil, err
+		}
+		if modern {
+			return cs, nil
+		}
+	}
 	if err := cs.initialize(ctx); err != nil {
 		cs.Close()
 		return nil, err
@@ -213,6 +236,9 @@ type ClientSession struct {
 	mu       sync.Mutex
 	init     *InitializeResult
 	rev      revision
+	modern   bool          // 2026-07-28: every request carries _meta
+	acked    chan struct{} // closed when the listen request is acknowledged
+	logLevel LoggingLevel  // modern: sent as _meta logLevel
 	nextID   int64
 	gen      uint64 // bumped by each re-initialize
 	pending  map[jsonrpc.ID]*pendingCall
@@ -454,6 +480,13 @@ func (cs *ClientSession) handleNotification(msg *jsonrpc.Message) {
 			return
 		}
 		run = func() { opts.LoggingMessageHandler(ctx, cs, &p) }
+	case notificationSubscriptionsAcked:
+		cs.mu.Lock()
+		if cs.acked != nil {
+			close(cs.acked)
+			cs.acked = nil
+		}
+		cs.mu.Unlock()
 	case notificationToolsListChanged:
 		if h := opts.ToolListChangedHandler; h != nil {
 			run = func() { h(ctx, cs) }
@@ -639,6 +672,11 @@ func (cs *ClientSession) call(ctx context.Context, method string, params, result
 			return err
 		}
 	}
+	if cs.isModern() {
+		if p, err = cs.addModernMeta(p); err != nil {
+			return err
+		}
+	}
 	if err := cs.write(ctx, jsonrpc.AppendRequest(nil, id, method, p)); err != nil {
 		if retry && errors.Is(err, ErrSessionNotFound) {
 			forget()
@@ -656,6 +694,9 @@ func (cs *ClientSession) call(ctx context.Context, method string, params, result
 	case msg := <-pc.ch:
 		if msg.Error != nil {
 			return &CallError{Method: method, Err: msg.Error}
+		}
+		if cs.isModern() {
+			return cs.modernResult(ctx, method, params, msg.Result, result)
 		}
 		if result == nil {
 			return nil

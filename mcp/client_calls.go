@@ -61,6 +61,10 @@ func (cs *ClientSession) request(ctx context.Context, method string, params, res
 
 // Ping checks that the server answers.
 func (cs *ClientSession) Ping(ctx context.Context) error {
+	if cs.isModern() {
+		// 2026-07-28 has no ping; discovery is the cheapest request.
+		return cs.call(ctx, methodServerDiscover, nil, nil, false)
+	}
 	return cs.call(ctx, methodPing, nil, nil, true)
 }
 
@@ -161,11 +165,17 @@ func (cs *ClientSession) ReadResource(ctx context.Context, uri string) (*ReadRes
 // Subscribe asks for notifications/resources/updated about uri, delivered
 // to ClientOptions.ResourceUpdatedHandler.
 func (cs *ClientSession) Subscribe(ctx context.Context, uri string) error {
+	if cs.isModern() {
+		return fmt.Errorf("%w: resources/subscribe does not exist in protocol revision %s (subscriptions/listen replaces it)", ErrNotSupported, ModernVersion)
+	}
 	return cs.request(ctx, methodResourcesSubscribe, &ReadResourceParams{URI: uri}, nil)
 }
 
 // Unsubscribe undoes Subscribe.
 func (cs *ClientSession) Unsubscribe(ctx context.Context, uri string) error {
+	if cs.isModern() {
+		return fmt.Errorf("%w: resources/unsubscribe does not exist in protocol revision %s", ErrNotSupported, ModernVersion)
+	}
 	return cs.request(ctx, methodResourcesUnsubscribe, &ReadResourceParams{URI: uri}, nil)
 }
 
@@ -211,6 +221,16 @@ func (cs *ClientSession) Complete(ctx context.Context, p *CompleteParams) (*Comp
 // SetLoggingLevel asks the server to send log messages at level and
 // above, delivered to ClientOptions.LoggingMessageHandler.
 func (cs *ClientSession) SetLoggingLevel(ctx context.Context, level LoggingLevel) error {
+	if cs.isModern() {
+		// No setLevel in 2026-07-28: each request names its level.
+		if err := cs.require(methodLoggingSetLevel); err != nil {
+			return err
+		}
+		cs.mu.Lock()
+		cs.logLevel = level
+		cs.mu.Unlock()
+		return nil
+	}
 	return cs.request(ctx, methodLoggingSetLevel, &SetLevelParams{Level: level}, nil)
 }
 

@@ -74,7 +74,7 @@ func TestClientMisbehavingServer(t *testing.T) {
 	defer checkGoroutines(t)()
 	cc, sc := pipePair()
 	go rawServer(t, sc)
-	cs, err := NewClient(nil, &ClientOptions{RequestTimeout: 30 * time.Second}).Connect(context.Background(), ConnTransport{cc})
+	cs, err := NewClient(nil, &ClientOptions{RequestTimeout: 30 * time.Second, ProtocolVersion: LatestVersion}).Connect(context.Background(), ConnTransport{cc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestClientConnectionLost(t *testing.T) {
 	defer checkGoroutines(t)()
 	cc, sc := pipePair()
 	go rawServer(t, sc)
-	cs, err := NewClient(nil, &ClientOptions{RequestTimeout: -1}).Connect(context.Background(), ConnTransport{cc})
+	cs, err := NewClient(nil, &ClientOptions{RequestTimeout: -1, ProtocolVersion: LatestVersion}).Connect(context.Background(), ConnTransport{cc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,5 +285,43 @@ func TestClientOmitsAbsentParams(t *testing.T) {
 		if strings.Contains(msg, `"params":null`) {
 			t.Errorf("sent %s", msg)
 		}
+	}
+}
+
+// A legacy server that never answers the server/discover probe is spoken
+// to with initialize once the probe times out; one that answers with an
+// error at once costs no wait.
+func TestClientProbeFallback(t *testing.T) {
+	for _, silent := range []bool{true, false} {
+		cc, sc := pipePair()
+		go func() {
+			for {
+				data, err := sc.ReadMessage()
+				if err != nil {
+					return
+				}
+				var m struct {
+					ID     json.RawMessage `json:"id"`
+					Method string          `json:"method"`
+				}
+				json.Unmarshal(data, &m)
+				switch {
+				case m.Method == "server/discover" && silent:
+				case m.Method == "server/discover":
+					sc.WriteMessage([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32601,"message":"Method not found"}}`))
+				case m.Method == "initialize":
+					sc.WriteMessage([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"old","version":"1"}}}`))
+				}
+			}
+		}()
+		cs, err := NewClient(nil, &ClientOptions{ProbeTimeout: 200 * time.Millisecond}).Connect(context.Background(), ConnTransport{cc})
+		if err != nil {
+			t.Fatalf("silent %v: %v", silent, err)
+		}
+		if cs.ProtocolVersion() != Version20250618 {
+			t.Errorf("silent %v: negotiated %q", silent, cs.ProtocolVersion())
+		}
+		cs.Close()
+		sc.Close()
 	}
 }

@@ -105,12 +105,22 @@ func featureServer(opts *ServerOptions) *Server {
 
 var hangCancelled = make(chan error, 8)
 
+// Every feature, against our dual-era server in both eras: 2026-07-28
+// after the probe (the default) and 2025-11-25 by initialize.
 func TestClientFeatures(t *testing.T) {
+	for _, version := range []string{"", LatestVersion} {
+		t.Run("version "+version, func(t *testing.T) { testClientFeatures(t, version) })
+	}
+}
+
+func testClientFeatures(t *testing.T, version string) {
+	modern := version == ""
 	ctx := context.Background()
 	var mu sync.Mutex
 	var logs []string
 	listChanged := make(chan struct{}, 1)
 	cs := connect(t, featureServer(&ServerOptions{PageSize: 2}), &ClientOptions{
+		ProtocolVersion: version,
 		LoggingMessageHandler: func(_ context.Context, _ *ClientSession, p *LoggingMessageParams) {
 			mu.Lock()
 			logs = append(logs, fmt.Sprint(p.Level, " ", p.Data))
@@ -134,7 +144,11 @@ func TestClientFeatures(t *testing.T) {
 	})
 
 	init := cs.InitializeResult()
-	if init.ServerInfo.Name != "feature" || cs.ProtocolVersion() != LatestVersion || init.Capabilities.Tools == nil {
+	want := LatestVersion
+	if modern {
+		want = ModernVersion
+	}
+	if init.ServerInfo.Name != "feature" || cs.ProtocolVersion() != want || init.Capabilities.Tools == nil {
 		t.Fatalf("initialize result: %+v", init)
 	}
 
@@ -195,7 +209,11 @@ func TestClientFeatures(t *testing.T) {
 	if err != nil || rr.Contents[0].Text != "hello" {
 		t.Errorf("read: %+v %v", rr, err)
 	}
-	if _, err := cs.ReadResource(ctx, "file:///missing"); !errors.As(err, &rpcErr) || rpcErr.Code != -32002 {
+	notFound := int64(-32002)
+	if modern {
+		notFound = jsonrpc.CodeInvalidParams
+	}
+	if _, err := cs.ReadResource(ctx, "file:///missing"); !errors.As(err, &rpcErr) || rpcErr.Code != notFound {
 		t.Errorf("missing resource: %v", err)
 	}
 	pr, err := cs.GetPrompt(ctx, "greet", map[string]string{"who": "bob"})
@@ -209,15 +227,24 @@ func TestClientFeatures(t *testing.T) {
 	if err := cs.Ping(ctx); err != nil {
 		t.Error(err)
 	}
-	if err := cs.Subscribe(ctx, "file:///a.txt"); err != nil {
+	if err := cs.Subscribe(ctx, "file:///a.txt"); modern != errors.Is(err, ErrNotSupported) {
 		t.Errorf("subscribe: %v", err)
 	}
 }
 
 func TestClientListChanged(t *testing.T) {
+	for _, era := range []string{"", LatestVersion} {
+		t.Run("version "+era, func(t *testing.T) { testClientListChanged(t, era) })
+	}
+}
+
+// testClientListChanged: legacy servers send list_changed unasked; a
+// modern one on the subscription the client opens for its handlers.
+func testClientListChanged(t *testing.T, version string) {
 	s := featureServer(nil)
 	changed := make(chan int, 4)
 	cs := connect(t, s, &ClientOptions{
+		ProtocolVersion: version,
 		ToolListChangedHandler: func(ctx context.Context, cs *ClientSession) {
 			res, err := cs.ListTools(ctx, nil)
 			if err == nil {

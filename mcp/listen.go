@@ -84,6 +84,7 @@ func (s *Server) listen(ctx context.Context, req *Request) (any, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-req.Session.Done():
+	case <-req.Session.draining:
 	}
 	// A graceful end: the result, tagged like the notifications.
 	return &struct {

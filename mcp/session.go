@@ -45,6 +45,9 @@ type ServerSession struct {
 	id     string
 	logger *slog.Logger
 
+	draining  chan struct{} // closed by Drain
+	drainOnce sync.Once
+
 	ctx    context.Context // ends when the session closes
 	cancel context.CancelFunc
 
@@ -68,6 +71,7 @@ type ServerSession struct {
 // are written to out.
 func (s *Server) NewSession(out MessageWriter, opts *SessionOptions) *ServerSession {
 	ss := &ServerSession{
+		draining: make(chan struct{}),
 		server:   s,
 		out:      out,
 		slots:    make(chan struct{}, s.opts.MaxConcurrentRequests),
@@ -146,6 +150,12 @@ func (ss *ServerSession) Close() error {
 	ss.server.removeSession(ss)
 	return nil
 }
+
+// Drain tells the session's open-ended requests (subscriptions/listen)
+// that the connection is ending, so that they finish with their result
+// instead of holding the shutdown until its deadline. Requests with an end
+// of their own run on.
+func (ss *ServerSession) Drain() { ss.drainOnce.Do(func() { close(ss.draining) }) }
 
 // Wait blocks until every request the session admitted has finished.
 func (ss *ServerSession) Wait() { ss.running.Wait() }

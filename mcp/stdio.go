@@ -122,6 +122,7 @@ func (s *Server) ServeConn(ctx context.Context, conn Conn, opts *ServeOptions) e
 		stopping.Unlock()
 	}
 	// Drain: requests already admitted finish, up to the deadline.
+	ss.Drain()
 	done := make(chan struct{})
 	go func() {
 		ss.Wait()

@@ -25,6 +25,10 @@ const getReadyWait = time.Second
 // decision.
 func (c *clientConn) post(ctx context.Context, msg []byte, o outgoing) (int, error) {
 	sid, lost := c.session()
+	if o.modern != nil {
+		// Modern requests stand alone: no session.
+		sid, lost = "", false
+	}
 	if o.initialize {
 		// A new session is asked for without one.
 		sid = ""
@@ -45,6 +49,9 @@ func (c *clientConn) post(ctx context.Context, msg []byte, o outgoing) (int, err
 		return 0, fmt.Errorf("mcphttp: %w", err)
 	}
 	c.setHeaders(req, sid)
+	for k, v := range o.modern {
+		req.Header[k] = v
+	}
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.hc.Do(req)
@@ -54,6 +61,19 @@ func (c *clientConn) post(ctx context.Context, msg []byte, o outgoing) (int, err
 		}
 		done()
 		return 0, requestError(http.MethodPost, u, err)
+	}
+	if resp.StatusCode/100 != 2 && o.modern != nil && resp.StatusCode/100 == 4 && mediaType(resp.Header.Get("Content-Type")) == "application/json" {
+		// A modern server answers errors with a status and a JSON-RPC
+		// body that the caller must see as the call's error: a legacy
+		// server's refusal of the same request carries no matching id.
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, int64(c.maxSize)))
+		resp.Body.Close()
+		if m, de := jsonrpc.DecodeMessage(b); de == nil && m.Kind() == jsonrpc.KindResponse && m.ID == o.ids[0] {
+			done()
+			c.in.push(b, nil)
+			return resp.StatusCode, nil
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(b))
 	}
 	if resp.StatusCode/100 != 2 {
 		he := newHTTPError(resp, sid != "")
@@ -197,6 +217,7 @@ type outgoing struct {
 	ids         []jsonrpc.ID // of the requests, which expect an answer
 	initialize  bool
 	initialized bool
+	modern      http.Header // a 2026-07-28 request: its routing headers
 }
 
 func classify(msg []byte) (outgoing, error) {
@@ -217,6 +238,9 @@ func classify(msg []byte) (outgoing, error) {
 		case jsonrpc.KindRequest:
 			o.ids = append(o.ids, m.ID)
 			o.initialize = o.initialize || m.Method == "initialize"
+			if len(elems) == 1 && mcp.ModernClaim(m.Params) {
+				o.modern = modernHeaders(m)
+			}
 		case jsonrpc.KindNotification:
 			o.initialized = o.initialized || m.Method == "notifications/initialized"
 		}

@@ -71,6 +71,17 @@ func tryConnect(url string, tr *ClientTransport, opts *mcp.ClientOptions) (*mcp.
 		tr = &ClientTransport{}
 	}
 	tr.Endpoint = url
+	// These tests are of the legacy transport (sessions, streams,
+	// resumption): the client is pinned to 2025-11-25 unless a test asks
+	// for another revision (modern_client_test.go covers 2026-07-28).
+	if opts == nil {
+		opts = &mcp.ClientOptions{}
+	}
+	if opts.ProtocolVersion == "" {
+		opts.ProtocolVersion = mcp.LatestVersion
+	} else if opts.ProtocolVersion == "auto" {
+		opts.ProtocolVersion = ""
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
 	return mcp.NewClient(&mcp.Implementation{Name: "client-test", Version: "1"}, opts).Connect(ctx, tr)

@@ -49,6 +49,16 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, b *body) {
 	s.standalone = newStream(s, "g", true)
 	s.ss = h.server.NewSession(s.standalone, &mcp.SessionOptions{})
 	defer s.close()
+	// A subscription ends with the server.
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case <-h.closing:
+			s.ss.Drain()
+		case <-stop:
+		}
+	}()
 	h.dispatch(w, r, s, b)
 }
 
@@ -211,4 +221,41 @@ func sameParam(h string, v any) bool {
 		return err == nil && f == x
 	}
 	return false
+}
+
+// modernHeaders are the routing headers of a modern request, repeated
+// from its body: MCP-Protocol-Version, Mcp-Method and, for the methods
+// that name something, Mcp-Name.
+func modernHeaders(m *jsonrpc.Message) http.Header {
+	h := http.Header{}
+	h.Set(headerProtocolVersion, claimedVersion(m.Params))
+	h.Set(headerMethod, m.Method)
+	member := ""
+	switch m.Method {
+	case "tools/call", "prompts/get":
+		member = "name"
+	case "resources/read":
+		member = "uri"
+	}
+	if member != "" {
+		if v, ok := stringMember(m.Params, member); ok {
+			h.Set(headerName, encodeHeaderValue(v))
+		}
+	}
+	return h
+}
+
+// encodeHeaderValue wraps in =?base64?…?= a value that is not plain
+// visible ASCII, has spaces at either end, or looks like the wrapping.
+func encodeHeaderValue(v string) string {
+	plain := v == strings.TrimSpace(v) && !strings.HasPrefix(v, "=?base64?")
+	for i := 0; plain && i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c > 0x7e {
+			plain = false
+		}
+	}
+	if plain {
+		return v
+	}
+	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(v)) + "?="
 }

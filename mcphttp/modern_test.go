@@ -156,3 +156,24 @@ func TestModernParamHeaders(t *testing.T) {
 		})
 	}
 }
+
+// A modern client's notification needs no session: 202.
+func TestModernNotification(t *testing.T) {
+	_, srv := startHTTP(t, testServer(), nil)
+	c := newClient(t, srv)
+	resp := c.post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`, "Mcp-Protocol-Version", "2026-07-28")
+	if body := readAll(t, resp); resp.StatusCode != 202 {
+		t.Errorf("%d %s, want 202", resp.StatusCode, body)
+	}
+}
+
+// A claim-less ping from a 2026-07-28 client (the Go SDK sends one) is
+// answered, though the revision removed ping.
+func TestModernPing(t *testing.T) {
+	_, srv := startHTTP(t, testServer(), nil)
+	c := newClient(t, srv)
+	resp := c.post(`{"jsonrpc":"2.0","id":4,"method":"ping"}`, "Mcp-Protocol-Version", "2026-07-28")
+	if body := readAll(t, resp); resp.StatusCode != 200 || body != `{"jsonrpc":"2.0","id":4,"result":{}}` {
+		t.Errorf("%d %s", resp.StatusCode, body)
+	}
+}

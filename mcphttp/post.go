@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/workpool"
@@ -42,6 +43,25 @@ func (h *Handler) servePOST(w http.ResponseWriter, r *http.Request) {
 	if b.request && !b.batch && mcp.ModernClaim(b.msg.Params) {
 		if h.authorize(w, r, b) {
 			h.serveModern(w, r, b)
+		}
+		return
+	}
+	if b.request && !b.batch && b.msg.Method == "ping" && r.Header.Get(headerSessionID) == "" && slices.Contains(mcp.ModernVersions, r.Header.Get(headerProtocolVersion)) {
+		// ping is gone from 2026-07-28, but clients of that revision
+		// (the Go SDK's v1.8.0) still send it, without _meta: a liveness
+		// check costs nothing to answer.
+		if h.authorize(w, r, b) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(jsonrpc.AppendResult(nil, *b.id, []byte("{}")))
+		}
+		return
+	}
+	if !b.request && !b.batch && r.Header.Get(headerSessionID) == "" && (mcp.ModernClaim(b.msg.Params) || slices.Contains(mcp.ModernVersions, r.Header.Get(headerProtocolVersion))) {
+		// A 2026-07-28 client's notification (a cancellation, say): with
+		// no session there is nothing it could refer to, and closing the
+		// response stream already cancelled the request it names.
+		if h.authorize(w, r, b) {
+			w.WriteHeader(http.StatusAccepted)
 		}
 		return
 	}

@@ -1,0 +1,283 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+)
+
+// The client's side of 2026-07-28: the era is learnt by probing with
+// server/discover; a modern session carries the client's revision,
+// capabilities and identity in every request's _meta, and answers
+// InputRequiredResult rounds with the same handlers that serve a legacy
+// server's requests.
+
+func (cs *ClientSession) isModern() bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.modern
+}
+
+// discover probes the server's era. It reports true when the server speaks
+// 2026-07-28 (the session is then ready), false when initialize should
+// follow. With pinned set, anything but a modern answer is an error.
+func (cs *ClientSession) discover(ctx context.Context, pinned bool) (bool, error) {
+	pctx := ctx
+	if !pinned {
+		var cancel context.CancelFunc
+		pctx, cancel = context.WithTimeout(ctx, cs.client.opts.ProbeTimeout)
+		defer cancel()
+	}
+	// _meta is added by hand: the session is not modern yet.
+	p, err := cs.metaParams(nil)
+	if err != nil {
+		return false, err
+	}
+	var res struct {
+		DiscoverResult
+		Meta map[string]jsontext.Value `json:"_meta"`
+	}
+	err = cs.call(pctx, methodServerDiscover, jsontext.Value(p), &res, false)
+	var ce *CallError
+	switch {
+	case err == nil && len(res.SupportedVersions) > 0:
+		if slices.Contains(res.SupportedVersions, ModernVersion) {
+			var info Implementation
+			if raw, ok := res.Meta[MetaServerInfo]; ok {
+				unmarshalValue(raw, &info)
+			}
+			cs.mu.Lock()
+			cs.modern, cs.rev = true, revModern
+			cs.init = &InitializeResult{ProtocolVersion: ModernVersion, Capabilities: res.Capabilities, ServerInfo: &info, Instructions: res.Instructions}
+			cs.mu.Unlock()
+			cs.listen()
+			return true, nil
+		}
+		if pinned {
+			return false, fmt.Errorf("mcp: the server speaks %v, not %s", res.SupportedVersions, ModernVersion)
+		}
+		return false, nil // a dual-era server whose modern revisions we lack
+	case errors.As(err, &ce) && ce.Err.Code == CodeUnsupportedProtocolVersion:
+		// Modern evidence: the server speaks the new era, not our revision
+		// of it. Its legacy revisions, if listed, go through initialize.
+		var data struct {
+			Supported []string `json:"supported"`
+		}
+		unmarshalValue(ce.Err.Data, &data)
+		for _, v := range data.Supported {
+			if _, ok := parseRevision(v); ok && !pinned {
+				return false, nil
+			}
+		}
+		return false, fmt.Errorf("mcp: the server supports protocol revisions %v, none of which this client speaks (%s, %v)", data.Supported, ModernVersion, SupportedVersions)
+	case pinned:
+		return false, fmt.Errorf("mcp: server/discover: %w", err)
+	case err != nil && context.Cause(cs.ctx) != nil:
+		// The connection itself is gone (a server that exits on an
+		// unknown request): nothing to fall back on.
+		return false, fmt.Errorf("mcp: the server closed the connection on the server/discover probe; if it speaks only older revisions, pin one (ClientOptions.ProtocolVersion = %q): %w", LatestVersion, err)
+	default:
+		// Any other error, or none within the probe timeout: a legacy
+		// server, whatever code it used.
+		cs.logger.Debug("mcp: server/discover failed; speaking the legacy protocol", "error", err)
+		return false, nil
+	}
+}
+
+// metaParams returns params (encoded, or nil) with the modern _meta keys
+// added.
+func (cs *ClientSession) metaParams(p []byte) ([]byte, error) {
+	var obj map[string]jsontext.Value
+	if len(p) > 0 {
+		if err := unmarshalValue(p, &obj); err != nil {
+			return nil, err
+		}
+	}
+	if obj == nil {
+		obj = map[string]jsontext.Value{}
+	}
+	meta := map[string]any{}
+	if raw, ok := obj["_meta"]; ok {
+		if err := unmarshalValue(raw, &meta); err != nil {
+			return nil, err
+		}
+	}
+	meta[MetaProtocolVersion] = ModernVersion
+	meta[MetaClientCapabilities] = cs.client.capabilities()
+	meta[MetaClientInfo] = cs.client.impl
+	cs.mu.Lock()
+	if cs.logLevel != "" {
+		meta[MetaLogLevel] = cs.logLevel
+	}
+	cs.mu.Unlock()
+	m, err := marshal(meta)
+	if err != nil {
+		return nil, err
+	}
+	obj["_meta"] = m
+	return marshal(obj)
+}
+
+func (cs *ClientSession) addModernMeta(p []byte) ([]byte, error) { return cs.metaParams(p) }
+
+// maxInputRounds bounds the InputRequiredResult rounds of one call.
+const maxInputRounds = 16
+
+// modernResult reads a modern result: complete (or without resultType, from
+// an older server), or input_required, which is answered with the
+// client's handlers and retried with a new id.
+func (cs *ClientSession) modernResult(ctx context.Context, method string, params any, raw jsontext.Value, result any) error {
+	var head struct {
+		ResultType    string                   `json:"resultType"`
+		InputRequests map[string]*InputRequest `json:"inputRequests"`
+		RequestState  *string                  `json:"requestState"`
+	}
+	if err := unmarshalValue(raw, &head); err != nil {
+		return fmt.Errorf("mcp: the server's %s result is malformed: %w", method, err)
+	}
+	switch head.ResultType {
+	case "", "complete":
+		if result == nil {
+			return nil
+		}
+		if err := unmarshalValue(raw, result); err != nil {
+			return fmt.Errorf("mcp: the server's %s result is malformed: %w", method, err)
+		}
+		return nil
+	case "input_required":
+	default:
+		return fmt.Errorf("mcp: the server's %s result has resultType %q, which this client does not know", method, truncateString(head.ResultType, 32))
+	}
+	rounds, _ := ctx.Value(inputRoundsKey{}).(int)
+	if rounds >= maxInputRounds {
+		return fmt.Errorf("mcp: %s: the server asked for input %d times; giving up", method, rounds)
+	}
+	if len(head.InputRequests) == 0 && head.RequestState == nil {
+		return fmt.Errorf("mcp: %s: the server's input_required result has neither inputRequests nor requestState", method)
+	}
+	responses := map[string]any{}
+	for key, in := range head.InputRequests {
+		r, err := cs.answerInput(ctx, in)
+		if err != nil {
+			return fmt.Errorf("mcp: %s: answering the server's input request %q: %w", method, key, err)
+		}
+		responses[key] = r
+	}
+	// The retry: the same params, the answers, the state echoed as it
+	// came. call gives it a new id.
+	p, err := encodeParams(params)
+	if err != nil {
+		return err
+	}
+	var obj map[string]jsontext.Value
+	if len(p) > 0 {
+		if err := unmarshalValue(p, &obj); err != nil {
+			return err
+		}
+	}
+	if obj == nil {
+		obj = map[string]jsontext.Value{}
+	}
+	if len(responses) > 0 {
+		b, err := marshal(responses)
+		if err != nil {
+			return err
+		}
+		obj["inputResponses"] = b
+	}
+	if head.RequestState != nil {
+		b, _ := jsontext.AppendQuote(nil, *head.RequestState)
+		obj["requestState"] = b
+	}
+	retry, err := marshal(obj)
+	if err != nil {
+		return err
+	}
+	return cs.call(context.WithValue(ctx, inputRoundsKey{}, rounds+1), method, jsontext.Value(retry), result, false)
+}
+
+type inputRoundsKey struct{}
+
+// answerInput runs the handler for one input request, as it would for the
+// same request sent by a legacy server.
+func (cs *ClientSession) answerInput(ctx context.Context, in *InputRequest) (any, error) {
+	o := cs.client.opts
+	raw, _ := marshal(in.Params)
+	switch in.Method {
+	case methodElicitationCreate:
+		if o.ElicitationHandler == nil {
+			return nil, fmt.Errorf("%w: elicitation (no ElicitationHandler)", ErrNotSupported)
+		}
+		var p ElicitParams
+		if err := unmarshalValue(raw, &p); err != nil {
+			return nil, err
+		}
+		return o.ElicitationHandler(ctx, cs, &p)
+	case methodSamplingCreateMessage:
+		if o.CreateMessageHandler == nil {
+			return nil, fmt.Errorf("%w: sampling (no CreateMessageHandler)", ErrNotSupported)
+		}
+		var p CreateMessageParams
+		if err := unmarshalValue(raw, &p); err != nil {
+			return nil, err
+		}
+		return o.CreateMessageHandler(ctx, cs, &p)
+	case methodRootsList:
+		if o.RootsHandler == nil {
+			return nil, fmt.Errorf("%w: roots (no RootsHandler)", ErrNotSupported)
+		}
+		return o.RootsHandler(ctx, cs)
+	}
+	return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown input request method %q", truncateString(in.Method, 64))
+}
+
+// listen opens subscriptions/listen for the notifications the client has
+// handlers for; they arrive like a legacy server's and go to the same
+// handlers. The request lives as long as the session.
+func (cs *ClientSession) listen() {
+	o := cs.client.opts
+	var f SubscriptionFilter
+	f.ToolsListChanged = o.ToolListChangedHandler != nil
+	f.PromptsListChanged = o.PromptListChangedHandler != nil
+	f.ResourcesListChanged = o.ResourceListChangedHandler != nil
+	if !f.ToolsListChanged && !f.PromptsListChanged && !f.ResourcesListChanged {
+		return
+	}
+	acked := make(chan struct{})
+	cs.mu.Lock()
+	cs.acked = acked
+	cs.mu.Unlock()
+	go func() {
+		// No RequestTimeout: a subscription has no natural end.
+		ctx, cancel := context.WithDeadline(context.WithoutCancel(cs.ctx), farFuture)
+		defer cancel()
+		go func() {
+			select {
+			case <-cs.ctx.Done():
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		err := cs.call(ctx, methodSubscriptionsListen, &struct {
+			Notifications SubscriptionFilter `json:"notifications"`
+		}{f}, nil, false)
+		if cs.ctx.Err() == nil {
+			cs.logger.Info("mcp: the server ended the subscription for change notifications", "error", err)
+		}
+	}()
+	// Changes made once Connect returns reach the handlers: wait for the
+	// acknowledgement, a short while at most.
+	select {
+	case <-acked:
+	case <-time.After(cs.client.opts.ProbeTimeout):
+		cs.logger.Warn("mcp: the server did not acknowledge subscriptions/listen; change notifications may be missed")
+	case <-cs.ctx.Done():
+	}
+}
+
+var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
