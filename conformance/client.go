@@ -88,6 +88,43 @@ func RunClient(ctx context.Context, serverURL, scenario, contextJSON string, log
 			}
 			return errors.New("the server lists no json_schema_2020_12_tool")
 		})
+	case "request-metadata":
+		// A client that declares every feature, as the checks ask.
+		// The server declares no features: connecting and a liveness
+		// check are the whole session.
+		return session(ctx, serverURL, nil, fullClient(), logger, func(cs *mcp.ClientSession) error {
+			return cs.Ping(ctx)
+		})
+	case "sep-2322-client-request-state":
+		// The input_required rounds are the client library's; between
+		// rounds another call must carry none of their state.
+		var cs *mcp.ClientSession
+		opts := fullClient()
+		opts.ElicitationHandler = func(ctx context.Context, s *mcp.ClientSession, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			if _, err := s.CallTool(ctx, "test_mrtr_unrelated", nil); err != nil {
+				return nil, err
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: mcp.ApplyElicitationDefaults(p, map[string]any{})}, nil
+		}
+		return session(ctx, serverURL, nil, opts, logger, func(s *mcp.ClientSession) error {
+			cs = s
+			for _, name := range []string{"test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_no_result_type"} {
+				if _, err := cs.CallTool(ctx, name, nil); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	case "json-schema-ref-no-deref":
+		// The client lists the tools and never fetches a $ref.
+		return session(ctx, serverURL, nil, nil, logger, func(cs *mcp.ClientSession) error {
+			for _, err := range cs.Tools(ctx) {
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	case "sse-retry":
 		return session(ctx, serverURL, nil, nil, logger, func(cs *mcp.ClientSession) error {
 			return callOK(ctx, cs, "test_reconnection", nil)
@@ -179,4 +216,20 @@ func callOK(ctx context.Context, cs *mcp.ClientSession, name string, args any) e
 		return fmt.Errorf("the tool %s reported an error: %s", name, strings.Join(text, " "))
 	}
 	return nil
+}
+
+// fullClient declares sampling, elicitation and roots, with handlers that
+// answer as a cooperative user and model would.
+func fullClient() *mcp.ClientOptions {
+	return &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.ClientSession, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Model: "conformance", Content: []byte(`{"type":"text","text":"ok"}`)}, nil
+		},
+		ElicitationHandler: func(_ context.Context, _ *mcp.ClientSession, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: mcp.ApplyElicitationDefaults(p, nil)}, nil
+		},
+		RootsHandler: func(context.Context, *mcp.ClientSession) (*mcp.ListRootsResult, error) {
+			return &mcp.ListRootsResult{Roots: []*mcp.Root{{URI: "file:///conformance", Name: "conformance"}}}, nil
+		},
+	}
 }

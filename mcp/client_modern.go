@@ -44,6 +44,11 @@ func (cs *ClientSession) discover(ctx context.Context, pinned bool) (bool, error
 	}
 	err = cs.call(pctx, methodServerDiscover, jsontext.Value(p), &res, false)
 	var ce *CallError
+	if errors.As(err, &ce) && ce.Err.Code == CodeUnsupportedProtocolVersion && supportsModern(ce.Err.Data) {
+		// Refused, yet our revision is among those listed: a server
+		// that changed its mind, or a proxy in the way. Ask once more.
+		err = cs.call(pctx, methodServerDiscover, jsontext.Value(p), &res, false)
+	}
 	switch {
 	case err == nil && len(res.SupportedVersions) > 0:
 		if slices.Contains(res.SupportedVersions, ModernVersion) {
@@ -281,3 +286,11 @@ func (cs *ClientSession) listen() {
 }
 
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// supportsModern reports whether -32022 data lists our modern revision.
+func supportsModern(data jsontext.Value) bool {
+	var d struct {
+		Supported []string `json:"supported"`
+	}
+	return unmarshalValue(data, &d) == nil && slices.Contains(d.Supported, ModernVersion)
+}

@@ -121,6 +121,12 @@ func (t *Transport) register(ctx context.Context, as *serverMetadata) (*clientId
 		method = AuthMethodClientSecretBasic
 	}
 	meta["token_endpoint_auth_method"] = method
+	// SEP-837: "native" for apps whose redirect comes back to this
+	// machine (CLIs, desktop apps) or that have none, "web" otherwise.
+	meta["application_type"] = "native"
+	if u, err := url.Parse(cfg.RedirectURL); err == nil && !machine && u.Host != "" && !isLoopback(u.Hostname()) {
+		meta["application_type"] = "web"
+	}
 	body, _ := json.Marshal(meta)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, as.RegistrationEndpoint, bytes.NewReader(body))
 	if err != nil {

@@ -101,6 +101,10 @@ func TestConformanceScenarios(t *testing.T) {
 				if a != 1 || tok != 1 || reg != 1 {
 					t.Errorf("authorizes, token requests, registrations = %d, %d, %d; want 1, 1, 1", a, tok, reg)
 				}
+				// A loopback redirect: a native application (SEP-837).
+				if reg == 1 && as.registrations[0]["application_type"] != "native" {
+					t.Errorf("registration application_type = %v, want native", as.registrations[0]["application_type"])
+				}
 				if got := as.lastAuthorize().Get("resource"); got != rs.url() {
 					t.Errorf("authorization resource = %q, want %q", got, rs.url())
 				}
