@@ -86,23 +86,34 @@ func (s *Server) CheckModern(method string, params []byte) *jsonrpc.Error {
 }
 
 func (s *Server) parseModern(method string, params []byte) (*modernRequest, *jsonrpc.Error) {
-	var p struct {
-		Meta map[string]jsontext.Value `json:"_meta"`
+	// Only _meta is read here, member by member: the rest of the params
+	// belongs to the method's handler.
+	var meta struct {
+		Version jsontext.Value `json:"io.modelcontextprotocol/protocolVersion"`
+		Caps    jsontext.Value `json:"io.modelcontextprotocol/clientCapabilities"`
+		Info    jsontext.Value `json:"io.modelcontextprotocol/clientInfo"`
+		Level   jsontext.Value `json:"io.modelcontextprotocol/logLevel"`
 	}
-	if len(params) == 0 || jsonv2.Unmarshal(params, &p) != nil || p.Meta == nil {
+	raw := findMember(params, "_meta")
+	if len(raw) == 0 || raw[0] != '{' || jsonv2.Unmarshal(raw, &meta) != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: a %s request needs params._meta with %q and %q", ModernVersion, MetaProtocolVersion, MetaClientCapabilities)
 	}
 	m := &modernRequest{}
-	raw, ok := p.Meta[MetaProtocolVersion]
-	if !ok || jsonv2.Unmarshal(raw, &m.version) != nil {
+	if len(meta.Version) == 0 || jsonv2.Unmarshal(meta.Version, &m.version) != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: params._meta[%q] must be a string naming the protocol revision, such as %q", MetaProtocolVersion, ModernVersion)
 	}
 	if !slices.Contains(ModernVersions, m.version) {
 		return nil, unsupportedVersion(m.version)
 	}
-	raw, ok = p.Meta[MetaClientCapabilities]
-	if !ok || len(raw) == 0 || raw[0] != '{' || jsonv2.Unmarshal(raw, &m.caps, jsonv2.RejectUnknownMembers(false)) != nil {
+	if len(meta.Caps) == 0 || meta.Caps[0] != '{' || jsonv2.Unmarshal(meta.Caps, &m.caps) != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: params._meta[%q] must be an object of the client's capabilities ({} for none)", MetaClientCapabilities)
+	}
+	p := struct{ Meta map[string]jsontext.Value }{map[string]jsontext.Value{}}
+	if len(meta.Info) > 0 {
+		p.Meta[MetaClientInfo] = meta.Info
+	}
+	if len(meta.Level) > 0 {
+		p.Meta[MetaLogLevel] = meta.Level
 	}
 	if raw, ok := p.Meta[MetaClientInfo]; ok {
 		if jsonv2.Unmarshal(raw, &m.clientInfo) != nil {
@@ -175,7 +186,8 @@ func (s *Server) discover(_ context.Context, _ *Request) (any, error) {
 // result object: resultType, the server's identity in _meta (merged with
 // any _meta the handler set) and, for cacheable methods, the cache hints.
 func (s *Server) shapeModern(method string, result []byte) []byte {
-	info, _ := marshal(s.impl.forRevision(revModern))
+	s.modernInfoOnce.Do(func() { s.modernInfo, _ = marshal(s.impl.forRevision(revModern)) })
+	info := s.modernInfo
 	var b bytes.Buffer
 	b.Grow(len(result) + len(info) + 96)
 	b.WriteString(`{"resultType":"complete"`)

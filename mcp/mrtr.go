@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -253,6 +254,9 @@ func (s *Server) openState(token string) (*requestState, bool) {
 // the request, refusing a state that was not ours, has expired or belongs
 // to another call.
 func (s *Server) loadInputs(req *Request) *jsonrpc.Error {
+	if !bytes.Contains(req.RawParams, []byte(`"inputResponses"`)) && !bytes.Contains(req.RawParams, []byte(`"requestState"`)) {
+		return nil // a first round
+	}
 	var p struct {
 		InputResponses jsontext.Value `json:"inputResponses"`
 		RequestState   *string        `json:"requestState"`

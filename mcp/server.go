@@ -91,6 +91,9 @@ type Server struct {
 	stateKeyOnce sync.Once
 	stateKeyVal  []byte
 
+	modernInfoOnce sync.Once
+	modernInfo     []byte // the serverInfo of modern results, encoded
+
 	mu       sync.Mutex
 	sessions map[*ServerSession]struct{}
 	changes  map[string]*time.Timer // pending list_changed notifications by method
