@@ -35,6 +35,9 @@ type Request struct {
 	inline     bool
 	cancelFn   context.CancelCauseFunc
 
+	cancelMu    sync.Mutex // guards cancelFn and earlyCancel
+	earlyCancel error
+
 	cancelled atomic.Bool // cancelled by the client: send no response
 	done      atomic.Bool // answered: send nothing more about it
 
@@ -79,9 +82,25 @@ func (r *Request) ClientInfo() Implementation {
 	return Implementation{}
 }
 
+// cancel cancels the request's context; a cancellation that arrives
+// before the request starts running is kept and applied when it does.
 func (r *Request) cancel(cause error) {
+	r.cancelMu.Lock()
+	defer r.cancelMu.Unlock()
 	if r.cancelFn != nil {
 		r.cancelFn(cause)
+		return
+	}
+	r.earlyCancel = cause
+}
+
+// startCancel gives the running request its cancel function.
+func (r *Request) startCancel(cancel context.CancelCauseFunc) {
+	r.cancelMu.Lock()
+	defer r.cancelMu.Unlock()
+	r.cancelFn = cancel
+	if r.earlyCancel != nil {
+		cancel(r.earlyCancel)
 	}
 }
 

@@ -334,7 +334,7 @@ func (ss *ServerSession) run(ctx context.Context, req *Request) {
 	var cancel context.CancelCauseFunc
 	if !req.inline {
 		ctx, cancel = context.WithCancelCause(ctx)
-		req.cancelFn = cancel
+		req.startCancel(cancel)
 		defer func() {
 			cancel(nil)
 			<-ss.slots
