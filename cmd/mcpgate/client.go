@@ -55,7 +55,7 @@ type clientFlags struct {
 func (f *clientFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON (lists: every page merged), for scripts")
 	fl.DurationVar(&f.timeout, "timeout", 60*time.Second, "how long each request may take (0: no limit)")
-	fl.StringVar(&f.protocolVersion, "protocol-version", mcp.LatestVersion, "protocol revision to offer: "+strings.Join(mcp.SupportedVersions, ", "))
+	fl.StringVar(&f.protocolVersion, "protocol-version", "auto", "protocol revision: auto (2026-07-28 when the server answers server/discover, else the newest it negotiates through initialize), or one of "+strings.Join(append(slices.Clone(mcp.ModernVersions), mcp.SupportedVersions...), ", "))
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "HTTP header 'Name: value' sent with every request (repeatable; URL targets)")
 	fl.StringVar(&f.apiKey, "api-key", "", "send 'Authorization: Bearer KEY' (env MCPGATE_API_KEY; URL targets)")
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "KEY=VALUE added to the environment of a server command (repeatable; command targets)")
@@ -175,8 +175,8 @@ func (f *clientFlags) withSession(cmd *cobra.Command, t target, do func(ctx cont
 }
 
 func (f *clientFlags) check(t target) error {
-	if !slices.Contains(mcp.SupportedVersions, f.protocolVersion) {
-		return fmt.Errorf("--protocol-version %q: use one of %s", f.protocolVersion, strings.Join(mcp.SupportedVersions, ", "))
+	if f.protocolVersion != "auto" && !slices.Contains(mcp.SupportedVersions, f.protocolVersion) && !slices.Contains(mcp.ModernVersions, f.protocolVersion) {
+		return fmt.Errorf("--protocol-version %q: use auto or one of %s", f.protocolVersion, strings.Join(append(slices.Clone(mcp.ModernVersions), mcp.SupportedVersions...), ", "))
 	}
 	if t.url != "" {
 		if len(f.env) > 0 {
@@ -207,7 +207,7 @@ func (c *clientConn) connect(ctx context.Context) error {
 	}
 	logger := slog.Default()
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpgate", Title: "mcpgate CLI", Version: buildVersion()},
-		&mcp.ClientOptions{ProtocolVersion: f.protocolVersion, RequestTimeout: rt, Logger: logger})
+		&mcp.ClientOptions{ProtocolVersion: strings.TrimPrefix(f.protocolVersion, "auto"), RequestTimeout: rt, Logger: logger})
 	var tr mcp.Transport
 	if c.t.url != "" {
 		var err error

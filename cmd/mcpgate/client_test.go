@@ -266,7 +266,7 @@ func TestClientStdioTaskStore(t *testing.T) {
 		t.Errorf("--json error result: %s", r.stdout)
 	}
 
-	if out := ok(t, "ping", server); !strings.HasPrefix(out, "pong from mcpgate ") || !strings.Contains(out, "protocol 2025-11-25") {
+	if out := ok(t, "ping", server); !strings.HasPrefix(out, "pong from mcpgate ") || !strings.Contains(out, "protocol 2026-07-28") {
 		t.Errorf("ping: %s", out)
 	}
 	// No resources or prompts: an empty list, and a note on stderr.
@@ -428,7 +428,7 @@ func TestClientFixture(t *testing.T) {
 	fails(t, []string{`prompt "nope" not found; the server has: greet`}, "prompts", "get", "nope", fx)
 	fails(t, []string{`--args: the value of "name" is a number`, `"name": "7"`}, "prompts", "get", "greet", "--args", `{"name":7}`, fx)
 
-	if out := ok(t, "ping", fx); !strings.HasPrefix(out, "pong from fixture (Client fixture) 1.2.3 (protocol 2025-11-25) in ") {
+	if out := ok(t, "ping", fx); !strings.HasPrefix(out, "pong from fixture (Client fixture) 1.2.3 (protocol 2026-07-28) in ") {
 		t.Errorf("ping: %s", out)
 	}
 }
@@ -512,7 +512,7 @@ func TestClientErrors(t *testing.T) {
 			{[]string{"--header, --api-key and --oauth apply to URL targets"}, []string{"ping", "-H", "A: b", "--", "true"}},
 			{[]string{`--header "A=b": want 'Name: value'`}, []string{"ping", "-H", "A=b", refused}},
 			{[]string{`--env "A": want KEY=VALUE`}, []string{"ping", "--env", "A", "--", "true"}},
-			{[]string{`--protocol-version "1999-01-01": use one of 2024-11-05,`}, []string{"ping", "--protocol-version", "1999-01-01", refused}},
+			{[]string{`--protocol-version "1999-01-01": use auto or one of 2026-07-28, 2024-11-05,`}, []string{"ping", "--protocol-version", "1999-01-01", refused}},
 			{[]string{"only http and https URLs"}, []string{"ping", "ftp://example.com/mcp"}},
 			{[]string{`unknown command "lst" for "mcpgate tools"`}, []string{"tools", "lst"}},
 		} {
