@@ -115,6 +115,40 @@ func RunClient(ctx context.Context, serverURL, scenario, contextJSON string, log
 			}
 			return nil
 		})
+	case "http-custom-headers", "http-invalid-tool-headers":
+		// Call the tools the scenario names, with its arguments, or each
+		// tool listed; the client library sends Mcp-Param-* headers and
+		// leaves out tools whose annotations are invalid.
+		var x struct {
+			ToolCalls []struct {
+				Name      string         `json:"name"`
+				Arguments map[string]any `json:"arguments"`
+			} `json:"toolCalls"`
+		}
+		json.Unmarshal([]byte(contextJSON), &x)
+		return session(ctx, serverURL, nil, nil, logger, func(cs *mcp.ClientSession) error {
+			listed := map[string]*mcp.Tool{}
+			for tool, err := range cs.Tools(ctx) {
+				if err != nil {
+					return err
+				}
+				listed[tool.Name] = tool
+			}
+			if len(x.ToolCalls) > 0 {
+				for _, c := range x.ToolCalls {
+					if _, err := cs.CallTool(ctx, c.Name, c.Arguments); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			for name, tool := range listed {
+				if _, err := cs.CallTool(ctx, name, sampleArguments(tool)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	case "json-schema-ref-no-deref":
 		// The client lists the tools and never fetches a $ref.
 		return session(ctx, serverURL, nil, nil, logger, func(cs *mcp.ClientSession) error {
@@ -232,4 +266,26 @@ func fullClient() *mcp.ClientOptions {
 			return &mcp.ListRootsResult{Roots: []*mcp.Root{{URI: "file:///conformance", Name: "conformance"}}}, nil
 		},
 	}
+}
+
+// sampleArguments fills a tool's required arguments with values of their
+// types.
+func sampleArguments(t *mcp.Tool) map[string]any {
+	schema, _ := t.InputSchema.(map[string]any)
+	props, _ := schema["properties"].(map[string]any)
+	args := map[string]any{}
+	req, _ := schema["required"].([]any)
+	for _, r := range req {
+		name, _ := r.(string)
+		p, _ := props[name].(map[string]any)
+		switch p["type"] {
+		case "integer", "number":
+			args[name] = 1
+		case "boolean":
+			args[name] = true
+		default:
+			args[name] = "test"
+		}
+	}
+	return args
 }

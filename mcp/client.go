@@ -233,18 +233,20 @@ type ClientSession struct {
 	ctx    context.Context // ends when the session closes
 	cancel context.CancelCauseFunc
 
-	mu       sync.Mutex
-	init     *InitializeResult
-	rev      revision
-	modern   bool          // 2026-07-28: every request carries _meta
-	acked    chan struct{} // closed when the listen request is acknowledged
-	logLevel LoggingLevel  // modern: sent as _meta logLevel
-	nextID   int64
-	gen      uint64 // bumped by each re-initialize
-	pending  map[jsonrpc.ID]*pendingCall
-	inbound  map[jsonrpc.ID]context.CancelFunc // server requests running
-	progress map[string]*pendingCall           // by progress token
-	reinitMu sync.Mutex
+	mu     sync.Mutex
+	init   *InitializeResult
+	rev    revision
+	modern bool          // 2026-07-28: every request carries _meta
+	acked  chan struct{} // closed when the listen request is acknowledged
+	// paramHeaders are the x-mcp-header annotations of the tools listed.
+	paramHeaders map[string][]ParamHeader
+	logLevel     LoggingLevel // modern: sent as _meta logLevel
+	nextID       int64
+	gen          uint64 // bumped by each re-initialize
+	pending      map[jsonrpc.ID]*pendingCall
+	inbound      map[jsonrpc.ID]context.CancelFunc // server requests running
+	progress     map[string]*pendingCall           // by progress token
+	reinitMu     sync.Mutex
 
 	notes    *handlerQueue
 	readDone chan struct{}

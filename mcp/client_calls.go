@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 
@@ -74,7 +75,37 @@ func (cs *ClientSession) ListTools(ctx context.Context, p *PaginatedParams) (*Li
 	if err := cs.request(ctx, methodToolsList, p, &res); err != nil {
 		return nil, err
 	}
+	if cs.isModern() {
+		cs.checkToolHeaders(&res)
+	}
 	return &res, nil
+}
+
+// checkToolHeaders drops the tools whose x-mcp-header annotations are
+// invalid (the spec's rule for HTTP clients; one bad tool must not take
+// the others with it) and remembers the others' annotations.
+func (cs *ClientSession) checkToolHeaders(res *ListToolsResult) {
+	kept := res.Tools[:0]
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.paramHeaders == nil {
+		cs.paramHeaders = map[string][]ParamHeader{}
+	}
+	for _, t := range res.Tools {
+		hs, err := toolParamHeaders(t.InputSchema)
+		if err != nil {
+			cs.logger.Warn("mcp: ignoring a tool with an invalid x-mcp-header annotation", "tool", t.Name, "error", err)
+			delete(cs.paramHeaders, t.Name)
+			continue
+		}
+		if len(hs) > 0 {
+			cs.paramHeaders[t.Name] = hs
+		} else {
+			delete(cs.paramHeaders, t.Name)
+		}
+		kept = append(kept, t)
+	}
+	res.Tools = kept
 }
 
 // Tools iterates over all the server's tools, page by page.
@@ -106,10 +137,42 @@ func (cs *ClientSession) CallTool(ctx context.Context, name string, args any) (*
 // CallToolParams is CallTool with the params spelled out (to set _meta).
 func (cs *ClientSession) CallToolParams(ctx context.Context, p *CallToolParams) (*CallToolResult, error) {
 	var res CallToolResult
-	if err := cs.request(ctx, methodToolsCall, p, &res); err != nil {
+	if !cs.isModern() {
+		if err := cs.request(ctx, methodToolsCall, p, &res); err != nil {
+			return nil, err
+		}
+		return &res, nil
+	}
+	err := cs.request(cs.withParamHeaders(ctx, p), methodToolsCall, p, &res)
+	var ce *CallError
+	if errors.As(err, &ce) && ce.Err.Code == CodeHeaderMismatch {
+		// The tool's annotations changed, or were never listed: list
+		// again and retry once, as the spec advises.
+		for _, lerr := range cs.Tools(ctx) {
+			if lerr != nil {
+				return nil, err
+			}
+		}
+		err = cs.request(cs.withParamHeaders(ctx, p), methodToolsCall, p, &res)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return &res, nil
+}
+
+// withParamHeaders adds the call's Mcp-Param-* headers to ctx.
+func (cs *ClientSession) withParamHeaders(ctx context.Context, p *CallToolParams) context.Context {
+	cs.mu.Lock()
+	hs := cs.paramHeaders[p.Name]
+	cs.mu.Unlock()
+	if len(hs) == 0 || p.Arguments == nil {
+		return ctx
+	}
+	if h := paramHeaderValues(hs, p.Arguments); len(h) > 0 {
+		return context.WithValue(ctx, transportHeadersKey{}, h)
+	}
+	return ctx
 }
 
 // ListResources returns one page of the server's resources.

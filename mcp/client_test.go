@@ -2,10 +2,12 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -352,5 +354,45 @@ func TestApplyElicitationDefaults(t *testing.T) {
 	got := ApplyElicitationDefaults(p, map[string]any{"name": "Ada"})
 	if fmt.Sprint(got) != "map[age:30 name:Ada verified:false]" {
 		t.Errorf("got %v", got)
+	}
+}
+
+// x-mcp-header annotations are checked as tools are listed: an invalid
+// one drops its tool and only it.
+func TestToolParamHeaders(t *testing.T) {
+	for _, tt := range []struct {
+		schema string
+		ok     bool
+		names  string
+	}{
+		{`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"N"}}}`, true, "N,Region"},
+		{`{"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"boolean","x-mcp-header":"B"}}}}}`, true, "B"},
+		{`{"type":"object","properties":{"v":{"type":"string","x-mcp-header":""}}}`, false, ""},
+		{`{"type":"object","properties":{"v":{"type":"number","x-mcp-header":"V"}}}`, false, ""},
+		{`{"type":"object","properties":{"v":{"type":"object","x-mcp-header":"V"}}}`, false, ""},
+		{`{"type":"object","properties":{"v":{"type":"string","x-mcp-header":"Bad Name"}}}`, false, ""},
+		{`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"X"},"b":{"type":"string","x-mcp-header":"x"}}}`, false, ""},
+		{`{"type":"object","properties":{"l":{"type":"array","items":{"type":"string","x-mcp-header":"L"}}}}`, false, ""},
+	} {
+		var schema any
+		json.Unmarshal([]byte(tt.schema), &schema)
+		hs, err := toolParamHeaders(schema)
+		if (err == nil) != tt.ok {
+			t.Errorf("%s: err %v", tt.schema, err)
+			continue
+		}
+		var names []string
+		for _, h := range hs {
+			names = append(names, h.Name)
+		}
+		slices.Sort(names)
+		if strings.Join(names, ",") != tt.names {
+			t.Errorf("%s: %v", tt.schema, names)
+		}
+	}
+	got := paramHeaderValues([]ParamHeader{{Name: "R", Path: []string{"r"}}, {Name: "N", Path: []string{"n"}}, {Name: "B", Path: []string{"b"}}, {Name: "Z", Path: []string{"z"}}},
+		map[string]any{"r": " padded", "n": 42, "b": false, "z": nil})
+	if got["Mcp-Param-R"] != "=?base64?IHBhZGRlZA==?=" || got["Mcp-Param-N"] != "42" || got["Mcp-Param-B"] != "false" || len(got) != 3 {
+		t.Errorf("headers %v", got)
 	}
 }

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -164,5 +165,15 @@ func TestShapeModernMergesMeta(t *testing.T) {
 	var v any
 	if err := json.Unmarshal([]byte(got), &v); err != nil {
 		t.Error(err)
+	}
+}
+
+// A tool whose x-mcp-header annotation is invalid is refused when it is
+// added, with the reason.
+func TestAddToolRefusesBadParamHeader(t *testing.T) {
+	_, err := newServerTool(&Tool{Name: "t", InputSchema: map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"type": "number", "x-mcp-header": "X"}}}},
+		func(context.Context, *CallToolRequest) (*CallToolResult, error) { return nil, nil })
+	if err == nil || !strings.Contains(err.Error(), "x-mcp-header") {
+		t.Errorf("got %v", err)
 	}
 }

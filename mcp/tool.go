@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -139,6 +140,17 @@ func newServerTool(t *Tool, h ToolHandler) (*serverTool, error) {
 	in, err := compileSchema(t.InputSchema, true)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: tool %q: input schema: %w", t.Name, err)
+	}
+	if bytes.Contains(in.raw, []byte(`"x-mcp-header"`)) {
+		// An invalid annotation makes the whole tool invalid (2026-07-28):
+		// clients would drop it, so it is refused here, where the author
+		// sees why.
+		var schema any
+		if err := unmarshalValue(in.raw, &schema); err == nil {
+			if _, err := toolParamHeaders(schema); err != nil {
+				return nil, fmt.Errorf("mcp: tool %q: %w", t.Name, err)
+			}
+		}
 	}
 	st := &serverTool{tool: t, handler: h, input: in}
 	if t.OutputSchema != nil {

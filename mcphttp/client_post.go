@@ -52,6 +52,11 @@ func (c *clientConn) post(ctx context.Context, msg []byte, o outgoing) (int, err
 	for k, v := range o.modern {
 		req.Header[k] = v
 	}
+	if o.modern != nil {
+		for k, v := range mcp.TransportHeaders(ctx) {
+			req.Header.Set(k, v)
+		}
+	}
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.hc.Do(req)

@@ -239,23 +239,8 @@ func modernHeaders(m *jsonrpc.Message) http.Header {
 	}
 	if member != "" {
 		if v, ok := stringMember(m.Params, member); ok {
-			h.Set(headerName, encodeHeaderValue(v))
+			h.Set(headerName, mcp.EncodeHeaderValue(v))
 		}
 	}
 	return h
-}
-
-// encodeHeaderValue wraps in =?base64?…?= a value that is not plain
-// visible ASCII, has spaces at either end, or looks like the wrapping.
-func encodeHeaderValue(v string) string {
-	plain := v == strings.TrimSpace(v) && !strings.HasPrefix(v, "=?base64?")
-	for i := 0; plain && i < len(v); i++ {
-		if c := v[i]; c < 0x20 || c > 0x7e {
-			plain = false
-		}
-	}
-	if plain {
-		return v
-	}
-	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(v)) + "?="
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -92,5 +93,38 @@ func TestModernClientFallsBack(t *testing.T) {
 	}
 	if n := f.rec.count(http.MethodPost, `"initialize"`); n != 1 {
 		t.Errorf("%d initialize POSTs", n)
+	}
+}
+
+// The client repeats x-mcp-header arguments as Mcp-Param-* headers, which
+// our server checks: a call to such a tool works without a listing first
+// (the -32020 leads to one and a retry).
+func TestModernClientParamHeaders(t *testing.T) {
+	s := testServer()
+	type in struct {
+		Region string `json:"region"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "where", Description: "d", InputSchema: map[string]any{"type": "object", "properties": map[string]any{"region": map[string]any{"type": "string", "x-mcp-header": "Region"}}}},
+		func(ctx context.Context, req *mcp.CallToolRequest, in in) (*mcp.CallToolResult, any, error) {
+			return mcp.TextResult("in " + in.Region), nil, nil
+		})
+	h := NewHandler(s, nil)
+	rec := &recorder{}
+	srv := newServer(t, h, rec.wrap(h))
+	cs := connectClient(t, srv.URL+"/mcp", nil, &mcp.ClientOptions{ProtocolVersion: "auto"})
+	if got := callText(t, cs, "where", map[string]any{"region": "Zürich"}); got != "in Zürich" {
+		t.Errorf("got %q", got)
+	}
+	if got := callText(t, cs, "where", map[string]any{"region": "eu"}); got != "in eu" {
+		t.Errorf("got %q", got)
+	}
+	var sent []string
+	for _, r := range rec.all() {
+		if v := r.header.Get("Mcp-Param-Region"); v != "" {
+			sent = append(sent, v)
+		}
+	}
+	if strings.Join(sent, " ") != "=?base64?WsO8cmljaA==?= eu" {
+		t.Errorf("Mcp-Param-Region headers sent: %v", sent)
 	}
 }
