@@ -224,9 +224,10 @@ func (t *Transport) authorizeCode(ctx context.Context, d *discovery, id *clientI
 		return nil, authErr(nil, "the authorization server %s refused the authorization: %s", as.Issuer, msg)
 	}
 	// RFC 9207: a server that sends iss lets the client check the answer
-	// comes from the server it asked (mix-up attacks).
+	// comes from the server it asked (mix-up attacks). The comparison is
+	// exact, with no normalisation of any kind (RFC 9207 §2.4, SEP-2468).
 	iss := rq.Get("iss")
-	if (as.AuthorizationResponseIssParameterSupported || iss != "") && !sameIssuer(iss, as.Issuer) {
+	if (as.AuthorizationResponseIssParameterSupported || iss != "") && iss != as.Issuer {
 		return nil, authErr(nil, "the authorization response names the issuer %q, not %q; discarded", iss, as.Issuer)
 	}
 	code := rq.Get("code")

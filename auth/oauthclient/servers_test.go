@@ -46,6 +46,7 @@ type asOptions struct {
 	jwtKey         crypto.PublicKey
 	idpKey         crypto.PublicKey // verifies ID-JAGs of the JWT bearer grant
 	issParam       bool             // send RFC 9207 iss and advertise it
+	issSuffix      string           // appended to the iss sent (a variant of the issuer)
 	authzError     string           // /authorize redirects with this error
 	wrongState     bool
 	grant          func(requested []string) []string // scopes granted; default: as requested
@@ -215,7 +216,7 @@ func (a *authServer) authorize(w http.ResponseWriter, r *http.Request) {
 		rq.Set("state", state)
 	}
 	if a.opts.issParam {
-		rq.Set("iss", a.issuer())
+		rq.Set("iss", a.issuer()+a.opts.issSuffix)
 	}
 	to.RawQuery = rq.Encode()
 	http.Redirect(w, r, to.String(), http.StatusFound)

@@ -388,6 +388,12 @@ func TestConformanceScenarios(t *testing.T) {
 			as:   asOptions{issParam: true},
 		},
 		{
+			// Compared exactly: a trailing-slash variant is another issuer.
+			name:    "RFC 9207 iss with a trailing slash",
+			as:      asOptions{issParam: true, issSuffix: "/"},
+			wantErr: oauthclient.ErrAuthorization,
+		},
+		{
 			name:    "authorization server on a non-https, non-loopback URL",
 			rs:      rsOptions{asURL: "http://as.example.com"},
 			wantErr: oauthclient.ErrAuthorization,
