@@ -40,13 +40,14 @@ fuzz:
 # The official conformance suite, pinned in conformance/suite (npm ci
 # installs it with the Node it needs): server mode against `mcpgate
 # conformance-server`, then client mode with `mcpgate conformance-client`,
-# then the pinned 0.2.0 alpha in server mode for the 2026-07-28 revision
+# then the pinned 0.2.0 alpha in both modes for the 2026-07-28 revision
 # (the same server, both eras on one endpoint). Fails on any failed check
 # or warning.
 conformance:
 	scripts/conformance.sh
 	MODE=client scripts/conformance.sh
 	SUITE_DIR=conformance/suite-next SUITE_ARGS="--spec-version 2026-07-28" scripts/conformance.sh
+	SUITE_DIR=conformance/suite-next SUITE_ARGS="--spec-version 2026-07-28" MODE=client scripts/conformance.sh
 
 # The newer 0.2.0 alpha line of the suite for spec 2025-11-25; reported,
 # not yet part of `make test`.

@@ -506,6 +506,20 @@ func newResourceServer(t *testing.T, as *authServer, o rsOptions) *resourceServe
 
 func (rs *resourceServer) url() string { return rs.srv.URL + "/mcp" }
 
+// moveTo makes as the server's authorization server: the PRM names it and
+// only its tokens are accepted.
+func (rs *resourceServer) moveTo(as *authServer) {
+	rs.mu.Lock()
+	rs.as = as
+	rs.mu.Unlock()
+}
+
+func (rs *resourceServer) authServer() *authServer {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.as
+}
+
 func (rs *resourceServer) prmURL() string { return rs.srv.URL + rs.opts.prmPath }
 
 // resource is the resource identifier the PRM publishes (at the root: the
@@ -526,7 +540,7 @@ func (rs *resourceServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.URL.Path == rs.opts.prmPath && !rs.opts.noPRM {
 		resource := rs.resource()
-		asURL := rs.as.issuer()
+		asURL := rs.authServer().issuer()
 		if rs.opts.asURL != "" {
 			asURL = rs.opts.asURL
 		}
@@ -558,7 +572,7 @@ func (rs *resourceServer) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(status)
 	}
 	tok, ok := strings.CutPrefix(authz, "Bearer ")
-	ti := rs.as.lookup(tok)
+	ti := rs.authServer().lookup(tok)
 	if !ok || ti == nil {
 		var params []string
 		if rs.opts.scope != "" {

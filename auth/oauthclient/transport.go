@@ -242,7 +242,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			ch, _ := bearerChallenge(resp.Header)
 			discard(resp)
 			t.log.Info("oauthclient: the server asks for authorization", "server", s.key, "had_token", tok != nil)
-			tok, err = t.renew(ctx, s, renewal{stale: tok, challenge: ch})
+			tok, err = t.renew(ctx, s, renewal{stale: tok, challenge: ch, refused: tok != nil})
 			if err != nil {
 				return nil, err
 			}
@@ -344,6 +344,7 @@ type renewal struct {
 	challenge   Challenge // the server's Bearer challenge, if any
 	need        []string  // scopes the new token must have (step-up)
 	refreshOnly bool      // expired: refresh it, but do not involve the user
+	refused     bool      // the server answered 401 to the token
 }
 
 var errCannotRefresh = errors.New("the token cannot be refreshed without the user")
@@ -410,6 +411,26 @@ func (t *Transport) obtain(ctx context.Context, s *session, r renewal) (*Token, 
 	}
 	s.mu.Unlock()
 
+	// A token the server refused may have been refused because the server
+	// moved to another authorization server (SEP-2352): its resource
+	// metadata says so. Then neither the old client registration nor a
+	// refresh at the old server is of any use.
+	var rediscovered *discovery
+	if r.refused && cur != nil {
+		d, err := t.discover(ctx, s.server, r.challenge)
+		if err != nil {
+			return nil, err
+		}
+		rediscovered = d
+		if cur.Issuer != "" && d.as.Issuer != cur.Issuer {
+			t.log.Info("oauthclient: the server moved to another authorization server; registering and authorizing there", "server", s.key, "from", cur.Issuer, "to", d.as.Issuer)
+			cur = nil
+			s.mu.Lock()
+			s.tok, s.disc, s.client = nil, d, nil
+			s.mu.Unlock()
+		}
+	}
+
 	// A refresh token renews the grant without the user, but cannot add
 	// scopes: not for step-up.
 	if cur != nil && cur.RefreshToken != "" && len(r.need) == 0 {
@@ -454,7 +475,9 @@ func (t *Transport) obtain(ctx context.Context, s *session, r renewal) (*Token, 
 	known := s.client
 	requested := s.requested
 	s.mu.Unlock()
-	if rm := r.challenge.Params["resource_metadata"]; d == nil || (rm != "" && rm != d.prmURL) {
+	if rediscovered != nil {
+		d = rediscovered
+	} else if rm := r.challenge.Params["resource_metadata"]; d == nil || (rm != "" && rm != d.prmURL) {
 		var err error
 		if d, err = t.discover(ctx, s.server, r.challenge); err != nil {
 			return nil, err

@@ -552,6 +552,29 @@ func TestStepUp(t *testing.T) {
 	}
 }
 
+// A server that moves to another authorization server refuses the old
+// server's tokens; its resource metadata names the new one. The client
+// registers there afresh and never shows it the old client id (SEP-2352).
+func TestAuthorizationServerMigration(t *testing.T) {
+	as1 := newAuthServer(t, asOptions{refresh: true})
+	as2 := newAuthServer(t, asOptions{})
+	rs := newResourceServer(t, as1, rsOptions{headerPRM: true})
+	tr := oauthclient.NewTransport(baseConfig(t), nil)
+	if _, status, err := post(t, tr, rs.url(), "tools/list"); err != nil || status != 200 {
+		t.Fatalf("before the move: %d %v", status, err)
+	}
+	rs.moveTo(as2)
+	if body, status, err := post(t, tr, rs.url(), "tools/call"); err != nil || status != 200 || body != "ok:tools/call" {
+		t.Fatalf("after the move: %d %q %v", status, body, err)
+	}
+	if a, _, reg := as2.counts(); a != 1 || reg != 1 {
+		t.Errorf("at the new server: %d authorizations, %d registrations; want 1, 1", a, reg)
+	}
+	if n := len(as1.tokenCalls); n != 1 {
+		t.Errorf("%d token requests at the old server after the move, want 1 (no refresh there)", n)
+	}
+}
+
 func TestScopeRetryLimit(t *testing.T) {
 	tests := []struct {
 		name  string
