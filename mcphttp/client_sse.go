@@ -125,7 +125,14 @@ func (s *sseReader) next() (*sseEvent, error) {
 					if len(data) < ssePrefixKeep {
 						data = append(data, value[:min(len(value), ssePrefixKeep-len(data))]...)
 					}
-					tail = sseKeepTail(tail, s.tail)
+					// s.tail ends the whole line: when the line is short
+					// enough, it still starts with the field name, which is
+					// not data.
+					t := s.tail
+					if start, valueStart := size-len(t), len(line)-len(value); start < valueStart {
+						t = t[valueStart-start:]
+					}
+					tail = sseKeepTail(tail, t)
 				} else {
 					keep(value)
 				}
