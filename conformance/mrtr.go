@@ -107,7 +107,8 @@ func addInputRequiredTools(s *mcp.Server) {
 		}
 		return result(&mcp.TextContent{Text: "state verified"})
 	})
-	tool(s, "test_input_required_result_capabilities", "Needs sampling from the client", func(ctx context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+	// Both need sampling: a client that did not declare it gets -32021.
+	needsSampling := func(ctx context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
 		res, err := req.CreateMessage(ctx, &mcp.CreateMessageParams{
 			Messages:  []*mcp.SamplingMessage{mcp.NewSamplingMessage(mcp.RoleUser, &mcp.TextContent{Text: "Say hi"})},
 			MaxTokens: 10,
@@ -116,17 +117,9 @@ func addInputRequiredTools(s *mcp.Server) {
 			return nil, nil, err
 		}
 		return result(&mcp.TextContent{Text: modelText(res)})
-	})
-	tool(s, "test_missing_capability", "Needs the client's sampling capability", func(ctx context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
-		res, err := req.CreateMessage(ctx, &mcp.CreateMessageParams{
-			Messages:  []*mcp.SamplingMessage{mcp.NewSamplingMessage(mcp.RoleUser, &mcp.TextContent{Text: "Say hi"})},
-			MaxTokens: 10,
-		})
-		if err != nil {
-			return nil, nil, err
-		}
-		return result(&mcp.TextContent{Text: modelText(res)})
-	})
+	}
+	tool(s, "test_input_required_result_capabilities", "Needs sampling from the client", needsSampling)
+	tool(s, "test_missing_capability", "Needs the client's sampling capability", needsSampling)
 	tool(s, "test_streaming_elicitation", "Asks the user for input, with progress before", func(ctx context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
 		req.NotifyProgress(0, 1, "asking")
 		name, ok := content(req.Request, "answer", "name")
