@@ -178,11 +178,12 @@ var inputMethods = map[string]bool{methodToolsCall: true, methodPromptsGet: true
 
 // requestState is what the signed requestState carries.
 type requestState struct {
-	Method  string                    `json:"m"`
-	Digest  string                    `json:"d"`
-	Expires int64                     `json:"e"`
-	Inputs  map[string]jsontext.Value `json:"i,omitempty"`
-	State   []byte                    `json:"s,omitempty"`
+	Principal string                    `json:"p,omitempty"`
+	Method    string                    `json:"m"`
+	Digest    string                    `json:"d"`
+	Expires   int64                     `json:"e"`
+	Inputs    map[string]jsontext.Value `json:"i,omitempty"`
+	State     []byte                    `json:"s,omitempty"`
 }
 
 // stateKey signs request states: ServerOptions.StateKey, or a random key
@@ -272,6 +273,8 @@ func (s *Server) loadInputs(req *Request) *jsonrpc.Error {
 			return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: requestState failed its integrity check; send it back exactly as the server gave it, or call again without it")
 		case time.Now().Unix() > st.Expires:
 			return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: requestState has expired; call again without it")
+		case st.Principal != req.principal:
+			return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: requestState was issued to another caller; call again without it")
 		case st.Method != req.Method || st.Digest != paramsDigest(req.RawParams):
 			return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: requestState belongs to another request; send it only with the call it came from")
 		}
@@ -311,11 +314,12 @@ func (s *Server) encodeInputRequired(req *Request) []byte {
 		return jsonrpc.AppendError(nil, req.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: the server could not encode its input requests"))
 	}
 	st := s.sealState(&requestState{
-		Method:  req.Method,
-		Digest:  paramsDigest(req.RawParams),
-		Expires: time.Now().Add(s.stateTTL()).Unix(),
-		Inputs:  req.inputs,
-		State:   req.needInput.State,
+		Principal: req.principal,
+		Method:    req.Method,
+		Digest:    paramsDigest(req.RawParams),
+		Expires:   time.Now().Add(s.stateTTL()).Unix(),
+		Inputs:    req.inputs,
+		State:     req.needInput.State,
 	})
 	b := []byte(`{"resultType":"input_required","inputRequests":`)
 	b = append(b, reqs...)
@@ -368,4 +372,20 @@ func (ss *ServerSession) fulfilLegacy(ctx context.Context, req *Request, res any
 		res, err = ss.server.call(ctx, req)
 	}
 	return res, err
+}
+
+type principalKey struct{}
+
+// WithPrincipal records in ctx who is calling (an authenticated user or
+// client), so that what the server hands out to be brought back, such as
+// a requestState, is good only for that caller. Transports that
+// authenticate set it; the empty principal is anonymous.
+func WithPrincipal(ctx context.Context, principal string) context.Context {
+	return context.WithValue(ctx, principalKey{}, principal)
+}
+
+// PrincipalFrom returns the principal recorded by WithPrincipal.
+func PrincipalFrom(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(string)
+	return p
 }

@@ -25,6 +25,7 @@ type Request struct {
 	modern *modernRequest // nil for a legacy request
 
 	// Multi-round-trip input (mrtr.go).
+	principal  string // who asked, for binding requestState
 	needInput  *InputRequiredError
 	missingCap *jsonrpc.Error
 	inputs     map[string]jsontext.Value

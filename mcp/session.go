@@ -206,7 +206,7 @@ func (ss *ServerSession) processMessage(ctx context.Context, msg *jsonrpc.Messag
 		var req *Request
 		var rerr *jsonrpc.Error
 		if ModernClaim(msg.Params) {
-			req, rerr = ss.admitModern(msg, w, replyFunc(w))
+			req, rerr = ss.admitModern(ctx, msg, w, replyFunc(w))
 		} else {
 			req, rerr = ss.admit(msg, w, replyFunc(w))
 		}
@@ -288,7 +288,7 @@ func (ss *ServerSession) admit(msg *jsonrpc.Message, w MessageWriter, respond fu
 
 // admitModern admits a request that claims the modern revision: no
 // lifecycle, its client described by its own _meta.
-func (ss *ServerSession) admitModern(msg *jsonrpc.Message, w MessageWriter, respond func([]byte) error) (*Request, *jsonrpc.Error) {
+func (ss *ServerSession) admitModern(ctx context.Context, msg *jsonrpc.Message, w MessageWriter, respond func([]byte) error) (*Request, *jsonrpc.Error) {
 	if sessionState(ss.state.Load()) == stateClosed {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: the connection is closing")
 	}
@@ -298,6 +298,7 @@ func (ss *ServerSession) admitModern(msg *jsonrpc.Message, w MessageWriter, resp
 	}
 	req := &Request{Method: msg.Method, ID: msg.ID, RawParams: msg.Params, Session: ss, w: w, respond: respond, rev: revModern, modern: m}
 	if inputMethods[msg.Method] {
+		req.principal = PrincipalFrom(ctx)
 		if err := ss.server.loadInputs(req); err != nil {
 			return nil, err
 		}

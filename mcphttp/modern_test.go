@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -175,5 +176,38 @@ func TestModernPing(t *testing.T) {
 	resp := c.post(`{"jsonrpc":"2.0","id":4,"method":"ping"}`, "Mcp-Protocol-Version", "2026-07-28")
 	if body := readAll(t, resp); resp.StatusCode != 200 || body != `{"jsonrpc":"2.0","id":4,"result":{}}` {
 		t.Errorf("%d %s", resp.StatusCode, body)
+	}
+}
+
+// A requestState is good only for the principal it was issued to.
+func TestModernRequestStateBoundToPrincipal(t *testing.T) {
+	s := testServer()
+	mcp.AddTool(s, &mcp.Tool{Name: "confirm", Description: "d"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		if _, ok := mcp.InputAs[mcp.ElicitResult](req.Request, "ok"); !ok {
+			return nil, nil, req.RequireInput(map[string]*mcp.InputRequest{"ok": mcp.ElicitInput(&mcp.ElicitParams{Message: "ok?", RequestedSchema: map[string]any{"type": "object"}})}, nil)
+		}
+		return mcp.TextResult("done"), nil, nil
+	})
+	_, srv := startHTTP(t, s, &Options{Principal: func(r *http.Request) string { return r.Header.Get("X-User") }})
+	c := newClient(t, srv)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	hdr := func(user string) []string {
+		return []string{"Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "confirm", "X-User", user}
+	}
+	body := readAll(t, c.post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"confirm",`+meta+`}}`, hdr("alice")...))
+	var r struct {
+		Result struct {
+			RequestState string `json:"requestState"`
+		} `json:"result"`
+	}
+	if json.Unmarshal([]byte(body), &r); r.Result.RequestState == "" {
+		t.Fatalf("no state: %s", body)
+	}
+	retry := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"confirm","inputResponses":{"ok":{"action":"accept"}},"requestState":"` + r.Result.RequestState + `",` + meta + `}}`
+	if body := readAll(t, c.post(retry, hdr("mallory")...)); errorCode(t, body) != -32602 {
+		t.Errorf("another principal's retry: %s, want -32602", body)
+	}
+	if body := readAll(t, c.post(retry, hdr("alice")...)); !strings.Contains(body, "done") {
+		t.Errorf("the owner's retry: %s", body)
 	}
 }

@@ -232,6 +232,7 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, s *session, b
 		// (of a subscriptions/listen, say).
 		ctx = r.Context()
 	}
+	ctx = mcp.WithPrincipal(ctx, s.principal)
 	if !b.request {
 		s.ss.Handle(ctx, b.raw, s.standalone)
 		w.WriteHeader(http.StatusAccepted)
