@@ -101,6 +101,17 @@ type Client struct {
 	impl  *Implementation
 	opts  ClientOptions
 	probe bool // the era is unknown until server/discover tells
+
+	// legacy remembers the servers (by ServerKey) that did not speak
+	// 2026-07-28, so that connecting to them again costs no probe.
+	legacy sync.Map
+}
+
+// ServerKeyer is implemented by a Transport that can name the server it
+// reaches (an HTTP endpoint, a command line), so that a Client remembers
+// the server's protocol era between connections.
+type ServerKeyer interface {
+	ServerKey() string
 }
 
 // NewClient returns a client that introduces itself as impl.
@@ -160,6 +171,21 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 		return nil, err
 	}
 	cs := newClientSession(c, conn)
+	key := ""
+	if k, ok := t.(ServerKeyer); ok {
+		key = k.ServerKey()
+	}
+	_, knownLegacy := c.legacy.Load(key)
+	if c.probe && key != "" && knownLegacy {
+		// Known to be legacy: straight to initialize; should it fail, the
+		// next connection probes again.
+		if err := cs.initialize(ctx); err != nil {
+			c.legacy.Delete(key)
+			cs.Close()
+			return nil, err
+		}
+		return cs, nil
+	}
 	if c.probe || c.opts.ProtocolVersion == ModernVersion {
 		modern, err := cs.discover(ctx, !c.probe)
 		if err != nil {
@@ -168,6 +194,9 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 		}
 		if modern {
 			return cs, nil
+		}
+		if key != "" {
+			c.legacy.Store(key, true)
 		}
 	}
 	if err := cs.initialize(ctx); err != nil {

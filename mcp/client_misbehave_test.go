@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -323,5 +324,53 @@ func TestClientProbeFallback(t *testing.T) {
 		}
 		cs.Close()
 		sc.Close()
+	}
+}
+
+type keyedTransport struct {
+	ConnTransport
+	key string
+}
+
+func (k keyedTransport) ServerKey() string { return k.key }
+
+// A Client remembers a server that did not answer the probe: connecting
+// to it again goes straight to initialize.
+func TestClientRemembersLegacyServers(t *testing.T) {
+	client := NewClient(nil, &ClientOptions{ProbeTimeout: 100 * time.Millisecond})
+	probes := 0
+	for range 2 {
+		cc, sc := pipePair()
+		var mu sync.Mutex
+		go func() {
+			for {
+				data, err := sc.ReadMessage()
+				if err != nil {
+					return
+				}
+				var m struct {
+					ID     json.RawMessage `json:"id"`
+					Method string          `json:"method"`
+				}
+				json.Unmarshal(data, &m)
+				switch m.Method {
+				case "server/discover":
+					mu.Lock()
+					probes++
+					mu.Unlock()
+				case "initialize":
+					sc.WriteMessage([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"old","version":"1"}}}`))
+				}
+			}
+		}()
+		cs, err := client.Connect(context.Background(), keyedTransport{ConnTransport{cc}, "old-server"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs.Close()
+		sc.Close()
+	}
+	if probes != 1 {
+		t.Errorf("%d probes, want 1", probes)
 	}
 }

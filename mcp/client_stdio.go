@@ -32,6 +32,14 @@ type CommandTransport struct {
 	Logger *slog.Logger
 }
 
+// ServerKey names the server by its command line and directory.
+func (t *CommandTransport) ServerKey() string {
+	if t.Command == nil {
+		return ""
+	}
+	return "command:" + t.Command.Dir + "\x00" + strings.Join(t.Command.Args, "\x00")
+}
+
 // Connect starts the command.
 func (t *CommandTransport) Connect(ctx context.Context) (Conn, error) {
 	if t.Command == nil {

@@ -67,6 +67,9 @@ var defaultHTTPClient = sync.OnceValue(func() *http.Client {
 	}}
 })
 
+// ServerKey names the server by its endpoint URL.
+func (t *ClientTransport) ServerKey() string { return "http:" + t.Endpoint }
+
 // Connect returns a connection to t.Endpoint. Nothing is sent until the
 // first message (initialize), which also decides between Streamable HTTP
 // and the legacy transport.
