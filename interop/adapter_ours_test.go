@@ -16,6 +16,9 @@ type oursSession struct {
 // connectOurs connects our client over tr, offering version ("" for the
 // client's default, the newest revision).
 func connectOurs(ctx context.Context, t *testing.T, tr mcp.Transport, version string) (*oursSession, error) {
+	if version == "default" {
+		version = "" // both eras: probe, then 2026-07-28 or initialize
+	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "interop-mcpgate-client", Version: "1.0.0"}, &mcp.ClientOptions{
 		ProtocolVersion: version,
 		Logger:          testLogger(t),

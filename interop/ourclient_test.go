@@ -49,15 +49,18 @@ func runWithOurClient(t *testing.T, s serverUnderTest) {
 		connect  func(ctx context.Context, t *testing.T, v string) (session, error)
 	}
 	var trs []tr
+	// Each pinned revision, then the client's default: a server/discover
+	// probe, 2026-07-28 if the server speaks it, else initialize.
+	withDefault := append(slices.Clone(revisions), "default")
 	if s.stdio != nil {
-		trs = append(trs, tr{"stdio", revisions, func(ctx context.Context, t *testing.T, v string) (session, error) {
+		trs = append(trs, tr{"stdio", withDefault, func(ctx context.Context, t *testing.T, v string) (session, error) {
 			name, args, env := s.stdio(t)
 			return connectOurs(ctx, t, ourStdioTransport(t, name, args, env), v)
 		}})
 	}
 	if s.http != nil {
 		url := s.http(t)
-		trs = append(trs, tr{"http", revisions, func(ctx context.Context, t *testing.T, v string) (session, error) {
+		trs = append(trs, tr{"http", withDefault, func(ctx context.Context, t *testing.T, v string) (session, error) {
 			return connectOurs(ctx, t, ourHTTPTransport(t, url), v)
 		}})
 	}
@@ -370,7 +373,13 @@ func peerScenario(ctx context.Context, t *testing.T, r *row, s session, greeting
 	if err := res.decode(&info); err != nil {
 		t.Fatal(err)
 	}
-	if info.ClientName != "interop-mcpgate-client" || (info.Offered != "" && info.Offered != r.Offered) {
+	// With the default the client offers what it negotiated: 2026-07-28
+	// in _meta, or the newest legacy revision in initialize.
+	want := r.Offered
+	if want == "default" {
+		want = s.Negotiated()
+	}
+	if info.ClientName != "interop-mcpgate-client" || (info.Offered != "" && info.Offered != want) {
 		fatalf(t, r, "the server saw %+v, want our client offering %s", info, r.Offered)
 	}
 	r.check("tools/call")
