@@ -67,8 +67,11 @@ func (s *sseReader) next() (*sseEvent, error) {
 	// (for PeekTrailingID) are kept.
 	var data, tail []byte
 	dataSize, tooBig := 0, false
+	// gap is set once a cut line's middle is missing from data: after it
+	// data no longer grows, or it would not be the head of the event.
+	gap := false
 	keep := func(b []byte) {
-		if len(data) < ssePrefixKeep {
+		if !gap && len(data) < ssePrefixKeep {
 			data = append(data, b[:min(len(b), ssePrefixKeep-len(data))]...)
 		}
 		tail = sseKeepTail(tail, b)
@@ -122,9 +125,10 @@ func (s *sseReader) next() (*sseEvent, error) {
 				if s.over {
 					// The line was cut: its head is in value, its end in
 					// s.tail.
-					if len(data) < ssePrefixKeep {
+					if !gap && len(data) < ssePrefixKeep {
 						data = append(data, value[:min(len(value), ssePrefixKeep-len(data))]...)
 					}
+					gap = true
 					// s.tail ends the whole line: when the line is short
 					// enough, it still starts with the field name, which is
 					// not data.
