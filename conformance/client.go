@@ -98,7 +98,6 @@ func RunClient(ctx context.Context, serverURL, scenario, contextJSON string, log
 	case "sep-2322-client-request-state":
 		// The input_required rounds are the client library's; between
 		// rounds another call must carry none of their state.
-		var cs *mcp.ClientSession
 		opts := fullClient()
 		opts.ElicitationHandler = func(ctx context.Context, s *mcp.ClientSession, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			if _, err := s.CallTool(ctx, "test_mrtr_unrelated", nil); err != nil {
@@ -106,8 +105,7 @@ func RunClient(ctx context.Context, serverURL, scenario, contextJSON string, log
 			}
 			return &mcp.ElicitResult{Action: "accept", Content: mcp.ApplyElicitationDefaults(p, map[string]any{})}, nil
 		}
-		return session(ctx, serverURL, nil, opts, logger, func(s *mcp.ClientSession) error {
-			cs = s
+		return session(ctx, serverURL, nil, opts, logger, func(cs *mcp.ClientSession) error {
 			for _, name := range []string{"test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_no_result_type"} {
 				if _, err := cs.CallTool(ctx, name, nil); err != nil {
 					return err

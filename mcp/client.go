@@ -704,7 +704,7 @@ func (cs *ClientSession) call(ctx context.Context, method string, params, result
 		}
 	}
 	if cs.isModern() {
-		if p, err = cs.addModernMeta(p); err != nil {
+		if p, err = cs.metaParams(p); err != nil {
 			return err
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -292,29 +292,36 @@ func TestClientOmitsAbsentParams(t *testing.T) {
 // A legacy server that never answers the server/discover probe is spoken
 // to with initialize once the probe times out; one that answers with an
 // error at once costs no wait.
+// legacyServer is a 2025-06-18 server on conn that knows nothing of
+// server/discover: it ignores it when silent, else answers -32601; each
+// probe it sees is counted in probes.
+func legacyServer(conn Conn, silent bool, probes *atomic.Int32) {
+	for {
+		data, err := conn.ReadMessage()
+		if err != nil {
+			return
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		json.Unmarshal(data, &m)
+		switch m.Method {
+		case "server/discover":
+			probes.Add(1)
+			if !silent {
+				conn.WriteMessage([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32601,"message":"Method not found"}}`))
+			}
+		case "initialize":
+			conn.WriteMessage([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"old","version":"1"}}}`))
+		}
+	}
+}
+
 func TestClientProbeFallback(t *testing.T) {
 	for _, silent := range []bool{true, false} {
 		cc, sc := pipePair()
-		go func() {
-			for {
-				data, err := sc.ReadMessage()
-				if err != nil {
-					return
-				}
-				var m struct {
-					ID     json.RawMessage `json:"id"`
-					Method string          `json:"method"`
-				}
-				json.Unmarshal(data, &m)
-				switch {
-				case m.Method == "server/discover" && silent:
-				case m.Method == "server/discover":
-					sc.WriteMessage([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32601,"message":"Method not found"}}`))
-				case m.Method == "initialize":
-					sc.WriteMessage([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"old","version":"1"}}}`))
-				}
-			}
-		}()
+		go legacyServer(sc, silent, new(atomic.Int32))
 		cs, err := NewClient(nil, &ClientOptions{ProbeTimeout: 200 * time.Millisecond}).Connect(context.Background(), ConnTransport{cc})
 		if err != nil {
 			t.Fatalf("silent %v: %v", silent, err)
@@ -338,31 +345,10 @@ func (k keyedTransport) ServerKey() string { return k.key }
 // to it again goes straight to initialize.
 func TestClientRemembersLegacyServers(t *testing.T) {
 	client := NewClient(nil, &ClientOptions{ProbeTimeout: 100 * time.Millisecond})
-	probes := 0
+	var probes atomic.Int32
 	for range 2 {
 		cc, sc := pipePair()
-		var mu sync.Mutex
-		go func() {
-			for {
-				data, err := sc.ReadMessage()
-				if err != nil {
-					return
-				}
-				var m struct {
-					ID     json.RawMessage `json:"id"`
-					Method string          `json:"method"`
-				}
-				json.Unmarshal(data, &m)
-				switch m.Method {
-				case "server/discover":
-					mu.Lock()
-					probes++
-					mu.Unlock()
-				case "initialize":
-					sc.WriteMessage([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"old","version":"1"}}}`))
-				}
-			}
-		}()
+		go legacyServer(sc, true, &probes)
 		cs, err := client.Connect(context.Background(), keyedTransport{ConnTransport{cc}, "old-server"})
 		if err != nil {
 			t.Fatal(err)
@@ -370,7 +356,7 @@ func TestClientRemembersLegacyServers(t *testing.T) {
 		cs.Close()
 		sc.Close()
 	}
-	if probes != 1 {
-		t.Errorf("%d probes, want 1", probes)
+	if n := probes.Load(); n != 1 {
+		t.Errorf("%d probes, want 1", n)
 	}
 }

@@ -128,8 +128,6 @@ func (cs *ClientSession) metaParams(p []byte) ([]byte, error) {
 	return marshal(obj)
 }
 
-func (cs *ClientSession) addModernMeta(p []byte) ([]byte, error) { return cs.metaParams(p) }
-
 // maxInputRounds bounds the InputRequiredResult rounds of one call.
 const maxInputRounds = 16
 

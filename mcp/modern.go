@@ -108,22 +108,11 @@ func (s *Server) parseModern(method string, params []byte) (*modernRequest, *jso
 	if len(meta.Caps) == 0 || meta.Caps[0] != '{' || jsonv2.Unmarshal(meta.Caps, &m.caps) != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: params._meta[%q] must be an object of the client's capabilities ({} for none)", MetaClientCapabilities)
 	}
-	p := struct{ Meta map[string]jsontext.Value }{map[string]jsontext.Value{}}
-	if len(meta.Info) > 0 {
-		p.Meta[MetaClientInfo] = meta.Info
+	if len(meta.Info) > 0 && jsonv2.Unmarshal(meta.Info, &m.clientInfo) != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: params._meta[%q] must be an object with name and version", MetaClientInfo)
 	}
-	if len(meta.Level) > 0 {
-		p.Meta[MetaLogLevel] = meta.Level
-	}
-	if raw, ok := p.Meta[MetaClientInfo]; ok {
-		if jsonv2.Unmarshal(raw, &m.clientInfo) != nil {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: params._meta[%q] must be an object with name and version", MetaClientInfo)
-		}
-	}
-	if raw, ok := p.Meta[MetaLogLevel]; ok {
-		if jsonv2.Unmarshal(raw, &m.logLevel) != nil || m.logLevel.rank() == 0 {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: params._meta[%q] must be a log level: debug, info, notice, warning, error, critical, alert or emergency", MetaLogLevel)
-		}
+	if len(meta.Level) > 0 && (jsonv2.Unmarshal(meta.Level, &m.logLevel) != nil || m.logLevel.rank() == 0) {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: params._meta[%q] must be a log level: debug, info, notice, warning, error, critical, alert or emergency", MetaLogLevel)
 	}
 	if err := s.modernMethod(method); err != nil {
 		return nil, err
@@ -293,33 +282,8 @@ type ParamHeader struct {
 // tool is unknown or has none.
 func (s *Server) ParamHeaders(tool string) []ParamHeader {
 	st, ok := s.tools.get(tool)
-	if !ok || st.input == nil {
+	if !ok {
 		return nil
 	}
-	var out []ParamHeader
-	var walk func(raw jsontext.Value, path []string)
-	walk = func(raw jsontext.Value, path []string) {
-		var node struct {
-			Properties map[string]jsontext.Value `json:"properties"`
-		}
-		if jsonv2.Unmarshal(raw, &node) != nil {
-			return
-		}
-		for name, prop := range node.Properties {
-			var p struct {
-				Header *string `json:"x-mcp-header"`
-				Type   string  `json:"type"`
-			}
-			if jsonv2.Unmarshal(prop, &p) != nil {
-				continue
-			}
-			sub := append(slices.Clone(path), name)
-			if p.Header != nil {
-				out = append(out, ParamHeader{Name: *p.Header, Path: sub, Type: p.Type})
-			}
-			walk(prop, sub)
-		}
-	}
-	walk(st.input.raw, nil)
-	return out
+	return st.paramHeaders
 }

@@ -103,6 +103,9 @@ type serverTool struct {
 	// encoded from the type the output schema was derived from.
 	outputTrusted bool
 	encodings     [revModern + 1]jsontext.Value
+	// paramHeaders are the input schema's x-mcp-header annotations,
+	// checked once here rather than on every call.
+	paramHeaders []ParamHeader
 }
 
 // AddTool registers a tool with a handler that receives the raw
@@ -141,18 +144,18 @@ func newServerTool(t *Tool, h ToolHandler) (*serverTool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcp: tool %q: input schema: %w", t.Name, err)
 	}
+	st := &serverTool{tool: t, handler: h, input: in}
 	if bytes.Contains(in.raw, []byte(`"x-mcp-header"`)) {
 		// An invalid annotation makes the whole tool invalid (2026-07-28):
 		// clients would drop it, so it is refused here, where the author
 		// sees why.
 		var schema any
 		if err := unmarshalValue(in.raw, &schema); err == nil {
-			if _, err := toolParamHeaders(schema); err != nil {
+			if st.paramHeaders, err = toolParamHeaders(schema); err != nil {
 				return nil, fmt.Errorf("mcp: tool %q: %w", t.Name, err)
 			}
 		}
 	}
-	st := &serverTool{tool: t, handler: h, input: in}
 	if t.OutputSchema != nil {
 		if st.output, err = compileSchema(t.OutputSchema, true); err != nil {
 			return nil, fmt.Errorf("mcp: tool %q: output schema: %w", t.Name, err)

@@ -42,12 +42,8 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, b *body) {
 	h.inflight.Add(1)
 	defer h.inflight.Done()
 	// A session of its own, for this request only: it holds no state
-	// between requests, and no id is minted or echoed.
-	s := &session{h: h, principal: h.opts.Principal(r), streams: map[string]*stream{}}
-	s.key = s.principal + ":modern:" + newSessionID()
-	s.modern = true
-	s.standalone = newStream(s, "g", true)
-	s.ss = h.server.NewSession(s.standalone, &mcp.SessionOptions{})
+	// between requests.
+	s := h.oneRequestSession(r, "modern", &mcp.SessionOptions{})
 	defer s.close()
 	// A subscription ends with the server.
 	stop := make(chan struct{})
@@ -103,13 +99,7 @@ func checkModernHeaders(r *http.Request, msg *jsonrpc.Message) *jsonrpc.Error {
 	case len(vals) > 1 || vals[0] != msg.Method:
 		return mismatch("Mcp-Method %q differs from the method %q", strings.Join(vals, ", "), msg.Method)
 	}
-	member := ""
-	switch msg.Method {
-	case "tools/call", "prompts/get":
-		member = "name"
-	case "resources/read":
-		member = "uri"
-	}
+	member := nameMember(msg.Method)
 	if member == "" {
 		return nil
 	}
@@ -156,14 +146,19 @@ func stringMember(params []byte, name string) (string, bool) {
 // the arguments they repeat: each annotated argument present in the body
 // needs its header, with the same value.
 func checkParamHeaders(r *http.Request, server *mcp.Server, params []byte) *jsonrpc.Error {
+	// Most tools have no annotations: only their name is read then.
+	name, _ := stringMember(params, "name")
+	hs := server.ParamHeaders(name)
+	if len(hs) == 0 {
+		return nil
+	}
 	var p struct {
-		Name      string         `json:"name"`
 		Arguments map[string]any `json:"arguments"`
 	}
 	if json.Unmarshal(params, &p) != nil {
 		return nil // the engine says what is wrong with the params
 	}
-	for _, ph := range server.ParamHeaders(p.Name) {
+	for _, ph := range hs {
 		header := "Mcp-Param-" + ph.Name
 		var v any = p.Arguments
 		for _, k := range ph.Path {
@@ -230,17 +225,22 @@ func modernHeaders(m *jsonrpc.Message) http.Header {
 	h := http.Header{}
 	h.Set(headerProtocolVersion, claimedVersion(m.Params))
 	h.Set(headerMethod, m.Method)
-	member := ""
-	switch m.Method {
-	case "tools/call", "prompts/get":
-		member = "name"
-	case "resources/read":
-		member = "uri"
-	}
-	if member != "" {
+	if member := nameMember(m.Method); member != "" {
 		if v, ok := stringMember(m.Params, member); ok {
 			h.Set(headerName, mcp.EncodeHeaderValue(v))
 		}
 	}
 	return h
+}
+
+// nameMember is the params member that Mcp-Name repeats, "" for methods
+// that name nothing.
+func nameMember(method string) string {
+	switch method {
+	case "tools/call", "prompts/get":
+		return "name"
+	case "resources/read":
+		return "uri"
+	}
+	return ""
 }

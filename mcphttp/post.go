@@ -319,10 +319,17 @@ func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, b *body
 	if b.batch || b.msg.Method != "initialize" {
 		opts.Initialized = &mcp.InitializeParams{ProtocolVersion: version}
 	}
-	s := &session{h: h, principal: h.opts.Principal(r), streams: map[string]*stream{}}
-	s.key = s.principal + ":stateless:" + newSessionID()
-	s.standalone = newStream(s, "g", true)
-	s.ss = h.server.NewSession(s.standalone, opts)
+	s := h.oneRequestSession(r, "stateless", opts)
 	defer s.close()
 	h.dispatch(w, r, s, b)
+}
+
+// oneRequestSession is a session for one POST only, kept in no table: no
+// id is minted or echoed, and nothing outlives the request.
+func (h *Handler) oneRequestSession(r *http.Request, kind string, opts *mcp.SessionOptions) *session {
+	s := &session{h: h, principal: h.opts.Principal(r), streams: map[string]*stream{}, modern: kind == "modern"}
+	s.key = s.principal + ":" + kind + ":" + newSessionID()
+	s.standalone = newStream(s, "g", true)
+	s.ss = h.server.NewSession(s.standalone, opts)
+	return s
 }

@@ -76,15 +76,11 @@ func (s *stream) emit(msg []byte, final bool) error {
 		// clients and the easiest to debug with curl.
 		if s.c != nil {
 			h := s.c.w.Header()
-			if s.initialize && isErrorReply(msg) {
+			if s.initialize && replyError(msg) != nil {
 				h.Del(headerSessionID)
 			}
 			h.Set("Content-Type", "application/json")
-			status := http.StatusOK
-			if isBadRequestReply(msg) || s.sess.modern && isModernBadRequest(msg) {
-				status = http.StatusBadRequest
-			}
-			s.c.w.WriteHeader(status)
+			s.c.w.WriteHeader(replyStatus(msg, s.sess.modern))
 			s.c.w.Write(msg)
 		}
 		return nil
@@ -278,42 +274,35 @@ func CloseSSEStream(ctx context.Context) bool {
 	return true
 }
 
-// isErrorReply reports whether a reply is a JSON-RPC error response.
-func isErrorReply(msg []byte) bool {
+// replyError returns the error of a JSON-RPC error reply, nil for any
+// other message.
+func replyError(msg []byte) *jsonrpc.Error {
 	if !bytes.Contains(msg, []byte(`"error"`)) {
-		return false
+		return nil
 	}
 	m, de := jsonrpc.DecodeMessage(msg)
-	return de == nil && m.Error != nil
+	if de != nil {
+		return nil
+	}
+	return m.Error
 }
 
-// isBadRequestReply reports whether a JSON reply is a JSON-RPC error saying
-// the request itself was malformed, which HTTP calls 400.
-// isModernBadRequest reports a modern error the revision answers with
-// 400: an undeclared client capability, a header mismatch, an unsupported
-// revision.
-func isModernBadRequest(msg []byte) bool {
-	if !bytes.Contains(msg, []byte(`"error"`)) {
-		return false
+// replyStatus is the HTTP status of a plain JSON reply: 400 for an error
+// saying the request itself was malformed and, in modern requests, for
+// the errors the revision answers with 400 (an undeclared client
+// capability, a header mismatch, an unsupported revision); else 200.
+func replyStatus(msg []byte, modern bool) int {
+	e := replyError(msg)
+	if e == nil {
+		return http.StatusOK
 	}
-	m, de := jsonrpc.DecodeMessage(msg)
-	if de != nil || m.Error == nil {
-		return false
-	}
-	switch m.Error.Code {
+	switch e.Code {
+	case jsonrpc.CodeInvalidRequest, jsonrpc.CodeParseError:
+		return http.StatusBadRequest
 	case mcp.CodeMissingRequiredClientCapability, mcp.CodeHeaderMismatch, mcp.CodeUnsupportedProtocolVersion:
-		return true
+		if modern {
+			return http.StatusBadRequest
+		}
 	}
-	return false
-}
-
-func isBadRequestReply(msg []byte) bool {
-	if !bytes.Contains(msg, []byte(`"error"`)) {
-		return false
-	}
-	m, de := jsonrpc.DecodeMessage(msg)
-	if de != nil || m.Error == nil {
-		return false
-	}
-	return m.Error.Code == jsonrpc.CodeInvalidRequest || m.Error.Code == jsonrpc.CodeParseError
+	return http.StatusOK
 }
