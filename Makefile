@@ -37,13 +37,19 @@ fuzz:
 # installs it with the Node it needs): server mode against `mcpgate
 # conformance-server`, then client mode with `mcpgate conformance-client`,
 # then the pinned 0.2.0 alpha in both modes for the 2026-07-28 revision
-# (the same server, both eras on one endpoint). Fails on any failed check
-# or warning.
+# (the same server, both eras on one endpoint), and the alpha's tasks
+# extension scenarios (not scored by the suite; run here all the same).
+# Fails on any failed check or warning.
+TASKS_SCENARIOS = tasks-lifecycle tasks-capability-negotiation tasks-wire-fields \
+	tasks-request-state-removal tasks-mrtr-input tasks-request-headers \
+	tasks-dispatch-and-envelope tasks-status-notifications \
+	tasks-required-task-error tasks-mrtr-composition
 conformance:
 	scripts/conformance.sh
 	MODE=client scripts/conformance.sh
 	SUITE_DIR=conformance/suite-next SUITE_ARGS="--spec-version 2026-07-28" scripts/conformance.sh
 	SUITE_DIR=conformance/suite-next SUITE_ARGS="--spec-version 2026-07-28" MODE=client scripts/conformance.sh
+	SUITE_DIR=conformance/suite-next SUITE_ARGS="--spec-version 2026-07-28" SCENARIOS="$(TASKS_SCENARIOS)" scripts/conformance.sh
 
 # The newer 0.2.0 alpha line of the suite for spec 2025-11-25; reported,
 # not yet part of `make test`.

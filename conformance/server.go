@@ -35,6 +35,7 @@ func NewServer() *mcp.Server {
 	addInputRequiredTools(s)
 	addChangeTools(s)
 	addHeaderTools(s)
+	addTaskTools(s)
 	addResources(s)
 	addPrompts(s)
 	return s

@@ -220,6 +220,11 @@ func (ss *ServerSession) call(ctx context.Context, method string, params, result
 	if r := requestFrom(ctx); r != nil && r.Session == ss && !r.done.Load() {
 		w = r.w // keep it with the request that needs it
 	}
+	if t := taskFrom(ctx); t != nil && !t.modern {
+		// A task's handler waiting on the client: input_required.
+		ss.server.clientAsk(t, 1)
+		defer ss.server.clientAsk(t, -1)
+	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, ss.server.opts.ClientRequestTimeout)

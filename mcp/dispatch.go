@@ -47,6 +47,7 @@ const (
 	featureLogging
 	featureCompletions
 	featureSubscribe
+	featureTasks
 )
 
 type methodSpec struct {
@@ -76,6 +77,11 @@ func init() {
 		methodLoggingSetLevel:       {featureLogging, (*Server).setLevel},
 		methodServerDiscover:        {featureNone, (*Server).discover},
 		methodSubscriptionsListen:   {featureNone, (*Server).listen},
+		methodTasksGet:              {featureTasks, (*Server).tasksGet},
+		methodTasksCancel:           {featureTasks, (*Server).tasksCancel},
+		methodTasksResult:           {featureTasks, (*Server).tasksResult},
+		methodTasksList:             {featureTasks, (*Server).tasksList},
+		methodTasksUpdate:           {featureTasks, (*Server).tasksUpdate},
 	}
 }
 
@@ -110,6 +116,8 @@ func (f feature) String() string {
 		return "completions"
 	case featureSubscribe:
 		return "resources.subscribe"
+	case featureTasks:
+		return "tasks"
 	}
 	return "none"
 }
@@ -146,6 +154,8 @@ func capsDeclare(caps ServerCapabilities, f feature, s *Server) bool {
 		return caps.Logging != nil
 	case featureCompletions:
 		return s.opts.CompletionHandler != nil && caps.Completions != nil
+	case featureTasks:
+		return caps.Tasks != nil || caps.Extensions[ExtensionTasks] != nil
 	}
 	return true
 }

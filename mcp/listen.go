@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -24,6 +25,9 @@ type SubscriptionFilter struct {
 	PromptsListChanged    bool     `json:"promptsListChanged,omitzero"`
 	ResourcesListChanged  bool     `json:"resourcesListChanged,omitzero"`
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+	// TaskIDs asks for notifications/tasks about these tasks (the tasks
+	// extension).
+	TaskIDs []string `json:"taskIds,omitempty"`
 }
 
 // listener is one open subscriptions/listen request.
@@ -31,6 +35,7 @@ type listener struct {
 	req    *Request
 	filter SubscriptionFilter
 	uris   map[string]bool
+	tasks  map[string]bool
 	// mu orders the acknowledgement before every notification.
 	mu sync.Mutex
 }
@@ -55,7 +60,22 @@ func (s *Server) listen(ctx context.Context, req *Request) (any, error) {
 	if caps.Resources != nil && caps.Resources.Subscribe {
 		got.ResourceSubscriptions = want.ResourceSubscriptions
 	}
-	l := &listener{req: req, filter: got, uris: map[string]bool{}}
+	if len(want.TaskIDs) > 0 {
+		if _, ok := req.modern.caps.Extensions[ExtensionTasks]; !ok {
+			return nil, missingTasksExtension(req.Method + " with notifications.taskIds")
+		}
+		// Only the caller's own tasks are accepted; the others are left
+		// out of the acknowledgement, as if unknown.
+		for _, id := range want.TaskIDs {
+			if s.tasks.lookup(id, req, PrincipalFrom(ctx)) != nil && !slices.Contains(got.TaskIDs, id) {
+				got.TaskIDs = append(got.TaskIDs, id)
+			}
+		}
+	}
+	l := &listener{req: req, filter: got, uris: map[string]bool{}, tasks: map[string]bool{}}
+	for _, id := range got.TaskIDs {
+		l.tasks[id] = true
+	}
 	for _, u := range got.ResourceSubscriptions {
 		l.uris[u] = true
 	}

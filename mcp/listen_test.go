@@ -12,7 +12,7 @@ import (
 func TestModernListen(t *testing.T) {
 	s := featureServer(nil)
 	p := startPeer(t, s, nil)
-	p.send(`{"jsonrpc":"2.0","id":"L1","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"resourceSubscriptions":["file:///a.txt"],"taskIds":["x"]},%s}}`, modernMeta(``))
+	p.send(`{"jsonrpc":"2.0","id":"L1","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"resourceSubscriptions":["file:///a.txt"]},%s}}`, modernMeta(``))
 	ack := p.recv()
 	if ack.Method != "notifications/subscriptions/acknowledged" || !strings.Contains(ack.Raw, `"io.modelcontextprotocol/subscriptionId":"L1"`) {
 		t.Fatalf("first message %s, want the acknowledgement tagged L1", ack.Raw)

@@ -45,6 +45,8 @@ var removedMethods = map[string]bool{
 	methodLoggingSetLevel:      true,
 	methodResourcesSubscribe:   true,
 	methodResourcesUnsubscribe: true,
+	methodTasksResult:          true, // the tasks extension inlines results in tasks/get
+	methodTasksList:            true,
 }
 
 // cacheableMethods carry ttlMs and cacheScope on their modern results.
@@ -175,11 +177,15 @@ func (s *Server) discover(_ context.Context, _ *Request) (any, error) {
 // result object: resultType, the server's identity in _meta (merged with
 // any _meta the handler set) and, for cacheable methods, the cache hints.
 func (s *Server) shapeModern(method string, result []byte) []byte {
+	return s.shapeModernAs(method, "complete", result)
+}
+
+func (s *Server) shapeModernAs(method, resultType string, result []byte) []byte {
 	s.modernInfoOnce.Do(func() { s.modernInfo, _ = marshal(s.impl.forRevision(revModern)) })
 	info := s.modernInfo
 	var b bytes.Buffer
 	b.Grow(len(result) + len(info) + 96)
-	b.WriteString(`{"resultType":"complete"`)
+	b.WriteString(`{"resultType":"` + resultType + `"`)
 	if cacheableMethods[method] {
 		b.WriteString(`,"ttlMs":`)
 		b.WriteString(itoa(s.opts.CacheTTLMs))
@@ -253,6 +259,9 @@ func (s *Server) encodeModern(req *Request, res any, err error) []byte {
 	}
 	var b []byte
 	switch r := res.(type) {
+	case taskCreated:
+		tb, _ := r.MarshalJSON()
+		return jsonrpc.AppendResult(nil, req.ID, s.shapeModernAs(req.Method, "task", tb))
 	case nil:
 		b = []byte("{}")
 	case encoded:

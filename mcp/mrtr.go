@@ -341,37 +341,51 @@ func (ss *ServerSession) fulfilLegacy(ctx context.Context, req *Request, res any
 		}
 		need := req.needInput
 		req.needInput = nil
+		answers, ferr := ss.fulfilInputs(ctx, need.Requests)
+		if ferr != nil {
+			return nil, ferr
+		}
 		if req.inputs == nil {
 			req.inputs = map[string]jsontext.Value{}
 		}
-		for key, in := range need.Requests {
-			var out any
-			var cerr error
-			switch in.Method {
-			case methodElicitationCreate:
-				p, _ := in.Params.(*ElicitParams)
-				out, cerr = ss.Elicit(ctx, p)
-			case methodSamplingCreateMessage:
-				p, _ := in.Params.(*CreateMessageParams)
-				out, cerr = ss.CreateMessage(ctx, p)
-			case methodRootsList:
-				out, cerr = ss.ListRoots(ctx)
-			default:
-				cerr = fmt.Errorf("mcp: %q is not an input request", in.Method)
-			}
-			if cerr != nil {
-				return nil, cerr
-			}
-			b, merr := marshal(out)
-			if merr != nil {
-				return nil, merr
-			}
-			req.inputs[key] = b
+		for k, v := range answers {
+			req.inputs[k] = v
 		}
 		req.state = need.State
 		res, err = ss.server.call(ctx, req)
 	}
 	return res, err
+}
+
+// fulfilInputs asks a legacy client for each input with a real
+// server-to-client request.
+func (ss *ServerSession) fulfilInputs(ctx context.Context, reqs map[string]*InputRequest) (map[string]jsontext.Value, error) {
+	answers := make(map[string]jsontext.Value, len(reqs))
+	for key, in := range reqs {
+		var out any
+		var err error
+		switch in.Method {
+		case methodElicitationCreate:
+			p, _ := in.Params.(*ElicitParams)
+			out, err = ss.Elicit(ctx, p)
+		case methodSamplingCreateMessage:
+			p, _ := in.Params.(*CreateMessageParams)
+			out, err = ss.CreateMessage(ctx, p)
+		case methodRootsList:
+			out, err = ss.ListRoots(ctx)
+		default:
+			err = fmt.Errorf("mcp: %q is not an input request", in.Method)
+		}
+		if err != nil {
+			return nil, err
+		}
+		b, err := marshal(out)
+		if err != nil {
+			return nil, err
+		}
+		answers[key] = b
+	}
+	return answers, nil
 }
 
 type principalKey struct{}

@@ -76,7 +76,26 @@ type ServerCapabilities struct {
 	Prompts      *PromptCapabilities       `json:"prompts,omitzero"`
 	Logging      *struct{}                 `json:"logging,omitzero"`
 	Completions  *struct{}                 `json:"completions,omitzero"`
+	Tasks        *TasksCapability          `json:"tasks,omitzero"`
 	Experimental map[string]jsontext.Value `json:"experimental,omitempty"`
+	Extensions   map[string]jsontext.Value `json:"extensions,omitempty"`
+}
+
+// TasksCapability declares the 2025-11-25 tasks a server runs.
+type TasksCapability struct {
+	List     *struct{}               `json:"list,omitzero"`
+	Cancel   *struct{}               `json:"cancel,omitzero"`
+	Requests *TaskRequestsCapability `json:"requests,omitzero"`
+}
+
+// TaskRequestsCapability lists the requests that may run as tasks.
+type TaskRequestsCapability struct {
+	Tools *TaskToolsCapability `json:"tools,omitzero"`
+}
+
+// TaskToolsCapability is present when tools/call may run as a task.
+type TaskToolsCapability struct {
+	Call *struct{} `json:"call,omitzero"`
 }
 
 // ToolCapabilities describes the server's tools feature.

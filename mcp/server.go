@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"context"
+
+	"github.com/go-json-experiment/json/jsontext"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -72,6 +74,10 @@ type ServerOptions struct {
 
 	// Middleware wraps every inbound method, outermost first.
 	Middleware []Middleware
+
+	// Tasks configure tool calls run as tasks (tools with
+	// Execution.TaskSupport "optional" or "required").
+	Tasks TaskOptions
 }
 
 // Server holds the registered tools, resources and prompts, and serves
@@ -87,6 +93,9 @@ type Server struct {
 	prompts   *registry[*serverPrompt]
 
 	handler atomic.Pointer[MethodHandler]
+
+	tasks     taskStore
+	taskTools atomic.Int32 // registered tools that may run as tasks
 
 	stateKeyOnce sync.Once
 	stateKeyVal  []byte
@@ -165,6 +174,14 @@ func (s *Server) capabilities(r revision) ServerCapabilities {
 	}
 	if s.opts.CompletionHandler != nil && r.completionsCap() {
 		c.Completions = &struct{}{}
+	}
+	if s.hasTaskTools() {
+		switch {
+		case r == revModern:
+			c.Extensions = map[string]jsontext.Value{ExtensionTasks: jsontext.Value("{}")}
+		case r >= rev20251125:
+			c.Tasks = &TasksCapability{List: &struct{}{}, Cancel: &struct{}{}, Requests: &TaskRequestsCapability{Tools: &TaskToolsCapability{Call: &struct{}{}}}}
+		}
 	}
 	return c
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -24,6 +25,14 @@ type Tool struct {
 	Icons        []Icon           `json:"icons,omitempty"`
 	Execution    *ToolExecution   `json:"execution,omitzero"`
 	Meta         Meta             `json:"_meta,omitempty"`
+
+	// TaskAfter, for a tool that may run as a task, is how long a call of
+	// a client of the tasks extension (2026-07-28) runs before it is
+	// answered with a task. Zero makes the task before the handler runs.
+	// Input the handler asks for within that time is gathered with the
+	// call itself, round by round, as the extension recommends; a handler
+	// that ends within it answers directly. Not sent to clients.
+	TaskAfter time.Duration `json:"-"`
 }
 
 // ToolAnnotations are hints about a tool's behaviour. Clients treat them
@@ -45,7 +54,9 @@ type ToolExecution struct {
 type CallToolParams struct {
 	Name      string         `json:"name"`
 	Arguments jsontext.Value `json:"arguments,omitzero"`
-	Meta      Meta           `json:"_meta,omitempty"`
+	// Task asks a 2025-11-25 server to run the call as a task.
+	Task *TaskParams `json:"task,omitzero"`
+	Meta Meta        `json:"_meta,omitempty"`
 }
 
 // CallToolResult is the result of tools/call.
@@ -119,6 +130,7 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) error {
 		return err
 	}
 	s.tools.update([]*serverTool{st}, nil)
+	s.countTaskTools()
 	s.changed(notificationToolsListChanged)
 	return nil
 }
@@ -126,6 +138,7 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) error {
 // RemoveTools unregisters the named tools.
 func (s *Server) RemoveTools(names ...string) {
 	if s.tools.update(nil, names) {
+		s.countTaskTools()
 		s.changed(notificationToolsListChanged)
 	}
 }
@@ -209,6 +222,11 @@ func toolForRevision(t *Tool, r revision, in, out *schema) *Tool {
 	if !r.icons() {
 		c.Icons, c.Execution = nil, nil
 	}
+	if r == revModern {
+		// execution.taskSupport is 2025-11-25 only: with the tasks
+		// extension the server decides per call.
+		c.Execution = nil
+	}
 	return &c
 }
 
@@ -266,7 +284,20 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 		// what to fix (the 2025-11-25 rule, safe for older clients too).
 		return errorResult(fmt.Sprintf("Invalid arguments for tool %q: %s", p.Name, problems)), nil
 	}
+	mode, err := s.taskModeFor(req, st, &p)
+	if err != nil {
+		return nil, err
+	}
+	if mode == runTask {
+		return s.callToolTask(ctx, req, st, &p)
+	}
 	res, err := st.handler(ctx, &CallToolRequest{Request: req, Params: &p})
+	return s.finishToolCall(ctx, req, st, &p, res, err)
+}
+
+// finishToolCall turns what a tool handler returned into the call's
+// answer: a plain error becomes an isError result the model can read.
+func (s *Server) finishToolCall(ctx context.Context, req *Request, st *serverTool, p *CallToolParams, res *CallToolResult, err error) (any, error) {
 	if err != nil {
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) || ctx.Err() != nil {

@@ -29,6 +29,7 @@ func AddTool[In, Out any](s *Server, t *Tool, h ToolHandlerFor[In, Out]) {
 		panic(err)
 	}
 	s.tools.update([]*serverTool{st}, nil)
+	s.countTaskTools()
 	s.changed(notificationToolsListChanged)
 }
 

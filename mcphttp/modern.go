@@ -241,6 +241,8 @@ func nameMember(method string) string {
 		return "name"
 	case "resources/read":
 		return "uri"
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		return "taskId"
 	}
 	return ""
 }

@@ -9,6 +9,8 @@
 #   SUITE=active scripts/conformance.sh
 #   SUITE_DIR=conformance/suite-next SUITE_ARGS="--spec-version 2025-11-25" \
 #     scripts/conformance.sh                        # the pinned 0.2.0 alpha
+#   SCENARIOS="tasks-lifecycle tasks-mrtr-input" ...  # these scenarios only,
+#     forced (extension scenarios are on no spec timeline), one server
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODE=${MODE:-server}
@@ -48,10 +50,20 @@ else
 	done
 	[ -n "$port" ] || { echo "the fixtures server did not start" >&2; cat "$OUT/server.log"; exit 1; }
 
-	echo "conformance $("$NODE" "$CLI" --version) (node $("$NODE" --version)), suite $SUITE, http://localhost:$port/mcp"
-	# shellcheck disable=SC2086 # SUITE_ARGS is a list of words
-	"$NODE" "$CLI" server --url "http://localhost:$port/mcp" --suite "$SUITE" $SUITE_ARGS -o "$OUT" | tee "$OUT/summary.txt"
-	rc=${PIPESTATUS[0]}
+	if [ -n "${SCENARIOS:-}" ]; then
+		echo "conformance $("$NODE" "$CLI" --version) (node $("$NODE" --version)), scenarios $SCENARIOS, http://localhost:$port/mcp"
+		rc=0
+		for sc in $SCENARIOS; do
+			# shellcheck disable=SC2086 # SUITE_ARGS is a list of words
+			"$NODE" "$CLI" server --url "http://localhost:$port/mcp" --scenario "$sc" --force $SUITE_ARGS -o "$OUT" | tee -a "$OUT/summary.txt"
+			[ "${PIPESTATUS[0]}" = 0 ] || rc=1
+		done
+	else
+		echo "conformance $("$NODE" "$CLI" --version) (node $("$NODE" --version)), suite $SUITE, http://localhost:$port/mcp"
+		# shellcheck disable=SC2086 # SUITE_ARGS is a list of words
+		"$NODE" "$CLI" server --url "http://localhost:$port/mcp" --suite "$SUITE" $SUITE_ARGS -o "$OUT" | tee "$OUT/summary.txt"
+		rc=${PIPESTATUS[0]}
+	fi
 fi
 set -e
 
