@@ -188,6 +188,23 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 	}
 	if c.probe || c.opts.ProtocolVersion == ModernVersion {
 		modern, err := cs.discover(ctx, !c.probe)
+		if errors.Is(err, errProbeClosed) {
+			// Legacy, and gone: a fresh connection (a new process, for
+			// a command) goes straight to initialize.
+			cs.Close()
+			if key != "" {
+				c.legacy.Store(key, true)
+			}
+			if conn, err = t.Connect(ctx); err != nil {
+				return nil, fmt.Errorf("mcp: reconnecting after the server closed the connection on the server/discover probe: %w", err)
+			}
+			cs = newClientSession(c, conn)
+			if err := cs.initialize(ctx); err != nil {
+				cs.Close()
+				return nil, fmt.Errorf("%w (it closed the connection on the server/discover probe too; if it speaks only older revisions, pin one with ClientOptions.ProtocolVersion = %q)", err, LatestVersion)
+			}
+			return cs, nil
+		}
 		if err != nil {
 			cs.Close()
 			return nil, err

@@ -83,9 +83,9 @@ func (cs *ClientSession) discover(ctx context.Context, pinned bool) (bool, error
 	case pinned:
 		return false, fmt.Errorf("mcp: server/discover: %w", err)
 	case err != nil && context.Cause(cs.ctx) != nil:
-		// The connection itself is gone (a server that exits on an
-		// unknown request): nothing to fall back on.
-		return false, fmt.Errorf("mcp: the server closed the connection on the server/discover probe; if it speaks only older revisions, pin one (ClientOptions.ProtocolVersion = %q): %w", LatestVersion, err)
+		// The connection itself is gone: a legacy server that exits on
+		// any request before initialize. Connect starts it again.
+		return false, fmt.Errorf("%w: %w", errProbeClosed, err)
 	default:
 		// Any other error, or none within the probe timeout: a legacy
 		// server, whatever code it used.
@@ -93,6 +93,9 @@ func (cs *ClientSession) discover(ctx context.Context, pinned bool) (bool, error
 		return false, nil
 	}
 }
+
+// errProbeClosed: the server ended the connection on the probe.
+var errProbeClosed = errors.New("mcp: the server closed the connection on the server/discover probe")
 
 // metaParams returns params (encoded, or nil) with the modern _meta keys
 // added.

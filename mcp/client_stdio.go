@@ -40,10 +40,15 @@ func (t *CommandTransport) ServerKey() string {
 	return "command:" + t.Command.Dir + "\x00" + strings.Join(t.Command.Args, "\x00")
 }
 
-// Connect starts the command.
+// Connect starts the command. A command that has already run (a second
+// connection, such as after a server/discover probe the server did not
+// survive) is started afresh from a copy, which becomes Command.
 func (t *CommandTransport) Connect(ctx context.Context) (Conn, error) {
 	if t.Command == nil {
 		return nil, errors.New("mcp: CommandTransport has no Command")
+	}
+	if c := t.Command; c.Process != nil || c.ProcessState != nil {
+		t.Command = &exec.Cmd{Path: c.Path, Args: c.Args, Env: c.Env, Dir: c.Dir}
 	}
 	cmd := t.Command
 	logger := t.Logger

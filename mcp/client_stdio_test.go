@@ -1,7 +1,9 @@
 package mcp
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
 	"context"
 	"errors"
 	"fmt"
@@ -48,6 +50,28 @@ func runChild(mode string) {
 		signal.Ignore(syscall.SIGTERM)
 		featureServer(nil).ServeStdio(ctx, nil)
 		time.Sleep(time.Minute)
+	case "exit-on-probe":
+		// A legacy server that exits on any request before initialize,
+		// as rmcp-based servers do.
+		fmt.Fprintln(os.Stderr, "spawned")
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			json.Unmarshal(sc.Bytes(), &m)
+			switch m.Method {
+			case "initialize":
+				fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"old","version":"1"}}}`+"\n", m.ID)
+			case "tools/list":
+				fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[]}}`+"\n", m.ID)
+			case "notifications/initialized":
+			default:
+				fmt.Fprintln(os.Stderr, "unexpected", m.Method)
+				os.Exit(1)
+			}
+		}
 	case "sleeper":
 		signal.Ignore(syscall.SIGTERM)
 		time.Sleep(time.Minute)
@@ -149,5 +173,30 @@ func TestCommandTransportKillsStubbornServer(t *testing.T) {
 				waitUntil(t, func() bool { return syscall.Kill(grandchild, 0) != nil })
 			}
 		})
+	}
+}
+
+// A legacy server that exits on the server/discover probe is started
+// again and initialized (and remembered, so the next connection does not
+// probe it).
+func TestProbeRespawnsServerThatExits(t *testing.T) {
+	var logs logBuffer
+	tr := childTransport("exit-on-probe", &logs)
+	c := NewClient(nil, nil)
+	for range 2 {
+		cs, err := c.Connect(context.Background(), tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := cs.ProtocolVersion(); v != "2025-06-18" {
+			t.Errorf("negotiated %q", v)
+		}
+		if _, err := cs.ListTools(context.Background(), nil); err != nil {
+			t.Error(err)
+		}
+		cs.Close()
+	}
+	if n := strings.Count(logs.String(), "spawned"); n != 3 {
+		t.Errorf("spawned %d times, want 3 (probe, initialize, then initialize without a probe)\n%s", n, logs.String())
 	}
 }
