@@ -1,0 +1,119 @@
+// Package config reads the gateway's configuration: one JSON or YAML file
+// that accepts a Claude Desktop claude_desktop_config.json verbatim (its
+// mcpServers map) plus mcpgate's own sections.
+package config
+
+import "time"
+
+// Config is the whole file, after ${VAR} interpolation and defaults.
+type Config struct {
+	// Listen is the HTTP address of the gateway's endpoint. Empty means
+	// the serve command's --addr (127.0.0.1:8765).
+	Listen string `json:"listen,omitempty"`
+	// Separator joins a server's name and its tools' and prompts' names:
+	// "github" + "_" + "create_issue". Default "_".
+	Separator string `json:"separator,omitempty"`
+	// Builtins enables the built-in tools alongside the upstreams.
+	Builtins Builtins `json:"builtins,omitempty"`
+	// Servers are the upstreams, by name (the mcpServers map; "servers",
+	// VS Code's name for it, is accepted too). A name is 1 to 32 of
+	// a-z, 0-9 and '-', starting with a letter.
+	Servers map[string]*Server `json:"mcpServers"`
+	// Defaults apply to every server that does not set its own.
+	Defaults ServerOptions `json:"defaults,omitempty"`
+}
+
+// Builtins are the gateway's own tools.
+type Builtins struct {
+	// Tasks serves the task store's tools under the name "tasks".
+	Tasks bool `json:"tasks,omitempty"`
+	// TasksDB is the task store's SQLite file ("" = the default place).
+	TasksDB string `json:"tasksDb,omitempty"`
+}
+
+// Server is one upstream. Command (stdio) and URL (HTTP) are exclusive.
+type Server struct {
+	// Name is the key in the mcpServers map (set by the loader).
+	Name string `json:"-"`
+
+	// stdio: the command, its arguments, extra environment and working
+	// directory.
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Cwd     string            `json:"cwd,omitempty"`
+
+	// HTTP: the endpoint and the transport: "http" / "streamable-http"
+	// (Streamable HTTP, falling back to SSE), "sse" (the 2024-11-05
+	// HTTP+SSE transport only). Type "stdio" is accepted with Command.
+	URL     string            `json:"url,omitempty"`
+	Type    string            `json:"type,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	// BearerToken is sent as Authorization: Bearer on the upstream hop.
+	BearerToken string `json:"bearerToken,omitempty"`
+	// OAuth gets upstream tokens with the library's OAuth client.
+	OAuth *OAuth `json:"oauth,omitempty"`
+
+	// Disabled servers are kept in the file but not started.
+	Disabled bool `json:"disabled,omitempty"`
+
+	ServerOptions
+
+	// Tools shapes what the server's tools look like through the gateway.
+	Tools ToolPolicy `json:"tools,omitempty"`
+}
+
+// ServerOptions are the per-server knobs that Defaults can set for all.
+type ServerOptions struct {
+	// Start is "lazy" (on the first request that needs it; the default for
+	// stdio) or "eager" (at load; the default for HTTP). The gateway
+	// always connects once at load to learn the tools, then a lazy stdio
+	// server is stopped until needed.
+	Start string `json:"start,omitempty"`
+	// IdleTimeout stops a stdio server unused for this long (0 = never).
+	IdleTimeout Duration `json:"idleTimeout,omitempty"`
+	// Timeout bounds one request to the server. Default 30s.
+	Timeout Duration `json:"timeout,omitempty"`
+	// MaxConcurrency bounds the requests in flight to the server.
+	// Default 32.
+	MaxConcurrency int `json:"maxConcurrency,omitempty"`
+	// ProtocolVersion pins the revision spoken to the server ("" or
+	// "auto": probe with server/discover, then initialize).
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// HealthInterval is how often an idle connection is checked (ping, or
+	// discover for 2026-07-28). Default 30s; negative disables.
+	HealthInterval Duration `json:"healthInterval,omitempty"`
+}
+
+// OAuth configures the library's OAuth client for an HTTP upstream.
+type OAuth struct {
+	// Grant is "client_credentials" or "authorization_code" (tokens
+	// obtained once with `mcpgate login SERVER`, refreshed after).
+	Grant        string   `json:"grant,omitempty"`
+	ClientID     string   `json:"clientId,omitempty"`
+	ClientSecret string   `json:"clientSecret,omitempty"`
+	Scopes       []string `json:"scopes,omitempty"`
+}
+
+// ToolPolicy filters and decorates a server's tools.
+type ToolPolicy struct {
+	// Allow and Deny are glob patterns (path.Match syntax) on the
+	// upstream's tool names; a tool is kept when it matches some Allow
+	// (or Allow is empty) and no Deny.
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+	// Rename maps an upstream name to the name after the prefix.
+	Rename map[string]string `json:"rename,omitempty"`
+	// Descriptions override upstream descriptions.
+	Descriptions map[string]string `json:"descriptions,omitempty"`
+	// Meta is published on the tool under _meta["io.mcpgate/tool"]:
+	// category, rate limits, scopes, related tools, any JSON object.
+	Meta map[string]map[string]any `json:"meta,omitempty"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("30s",
+// "5m") or a number of seconds.
+type Duration time.Duration
+
+// D returns the duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
