@@ -263,7 +263,7 @@ func (s *Server) resourceHandler(uri string) ResourceHandler {
 			return t.handler
 		}
 	}
-	return nil
+	return s.opts.ResourceFallback
 }
 
 func notFound(uri string) error {

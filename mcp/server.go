@@ -75,6 +75,11 @@ type ServerOptions struct {
 	// Middleware wraps every inbound method, outermost first.
 	Middleware []Middleware
 
+	// ResourceFallback reads URIs that match no registered resource or
+	// template, such as those a proxy routes by prefix; nil answers them
+	// "not found".
+	ResourceFallback ResourceHandler
+
 	// Tasks configure tool calls run as tasks (tools with
 	// Execution.TaskSupport "optional" or "required").
 	Tasks TaskOptions

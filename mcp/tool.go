@@ -33,6 +33,13 @@ type Tool struct {
 	// call itself, round by round, as the extension recommends; a handler
 	// that ends within it answers directly. Not sent to clients.
 	TaskAfter time.Duration `json:"-"`
+
+	// Unvalidated leaves the arguments unchecked here and the schemas
+	// uncompiled: for a proxy, whose upstream owns the schemas and
+	// validates the call itself (a schema this engine cannot compile is
+	// then no reason to hide the tool). The schemas must still be JSON
+	// objects. Not sent to clients.
+	Unvalidated bool `json:"-"`
 }
 
 // ToolAnnotations are hints about a tool's behaviour. Clients treat them
@@ -153,6 +160,9 @@ func newServerTool(t *Tool, h ToolHandler) (*serverTool, error) {
 	if t.InputSchema == nil {
 		return nil, fmt.Errorf("mcp: tool %q has no input schema; use {\"type\":\"object\"} for a tool without parameters", t.Name)
 	}
+	if t.Unvalidated {
+		return newUnvalidatedTool(t, h)
+	}
 	in, err := compileSchema(t.InputSchema, true)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: tool %q: input schema: %w", t.Name, err)
@@ -182,6 +192,50 @@ func newServerTool(t *Tool, h ToolHandler) (*serverTool, error) {
 		st.encodings[r] = b
 	}
 	return st, nil
+}
+
+// newUnvalidatedTool registers t with its schemas as they are.
+func newUnvalidatedTool(t *Tool, h ToolHandler) (*serverTool, error) {
+	raw, err := schemaJSON(t.InputSchema)
+	if err != nil || len(raw) == 0 || raw[0] != '{' {
+		return nil, fmt.Errorf("mcp: tool %q: the input schema must be a JSON object", t.Name)
+	}
+	st := &serverTool{tool: t, handler: h, input: &schema{raw: raw, trivial: true}, outputTrusted: true}
+	if t.OutputSchema != nil {
+		out, err := schemaJSON(t.OutputSchema)
+		if err != nil || len(out) == 0 || out[0] != '{' {
+			return nil, fmt.Errorf("mcp: tool %q: the output schema must be a JSON object", t.Name)
+		}
+		st.output = &schema{raw: out, trivial: true}
+	}
+	for r := rev20241105; r <= revModern; r++ {
+		b, err := marshal(toolForRevision(t, r, st.input, st.output))
+		if err != nil {
+			return nil, fmt.Errorf("mcp: tool %q cannot be encoded: %w", t.Name, err)
+		}
+		st.encodings[r] = b
+	}
+	return st, nil
+}
+
+// UpdateTools removes the named tools and adds others with handler h, as
+// one change: one list_changed, one rebuild of the registry. For servers
+// whose tools come and go in groups, such as a gateway's upstreams. An
+// invalid tool fails the whole update, and nothing changes.
+func (s *Server) UpdateTools(remove []string, add []*Tool, h ToolHandler) error {
+	sts := make([]*serverTool, 0, len(add))
+	for _, t := range add {
+		st, err := newServerTool(t, h)
+		if err != nil {
+			return err
+		}
+		sts = append(sts, st)
+	}
+	if s.tools.update(sts, remove) {
+		s.countTaskTools()
+		s.changed(notificationToolsListChanged)
+	}
+	return nil
 }
 
 // ValidateToolName checks a name against the spec's rules: 1 to 128
