@@ -217,6 +217,11 @@ func (s *Server) shapeModernAs(method, resultType string, result []byte) []byte 
 			case key == "_meta" && len(val) > 1 && val[0] == '{':
 				b.WriteString(`,"_meta":{"` + MetaServerInfo + `":`)
 				b.Write(info)
+				if bytes.Contains(val, []byte(MetaServerInfo)) {
+					// A result relayed from another server (a gateway's)
+					// carries that server's identity: ours replaces it.
+					val = withoutMember(val, MetaServerInfo)
+				}
 				if inner := bytes.TrimSpace(val[1 : len(val)-1]); len(inner) > 0 {
 					b.WriteByte(',')
 					b.Write(inner)
@@ -295,4 +300,18 @@ func (s *Server) ParamHeaders(tool string) []ParamHeader {
 		return nil
 	}
 	return st.paramHeaders
+}
+
+// withoutMember returns the object obj without its member name.
+func withoutMember(obj []byte, name string) []byte {
+	var m map[string]jsontext.Value
+	if jsonv2.Unmarshal(obj, &m) != nil {
+		return obj
+	}
+	delete(m, name)
+	b, err := jsonv2.Marshal(m, jsonv2.Deterministic(true))
+	if err != nil {
+		return obj
+	}
+	return b
 }

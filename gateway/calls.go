@@ -1,0 +1,113 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+type downstreamKey struct{}
+
+// do runs f against the upstream on behalf of a downstream request: within
+// the concurrency bound and the circuit breaker, bounded by the upstream's
+// timeout, with the request recorded so that what the upstream asks in
+// return (sampling, elicitation, roots) can be relayed to its client.
+func (u *upstream) do(ctx context.Context, req *mcp.Request, f func(ctx context.Context, cs *mcp.ClientSession) error) error {
+	if !u.breaker.allow() {
+		return errUnavailable(u.cfg.Name, errors.New("too many calls failed in a row; calls resume after a pause"))
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, u.timeout(), errCallTimeout)
+	defer cancel()
+	select {
+	case u.slots <- struct{}{}:
+	case <-ctx.Done():
+		return upstreamError(u.cfg.Name, ctx, errors.New("no free slot"))
+	}
+	defer func() { <-u.slots }()
+	cs, err := u.session(ctx)
+	if err != nil {
+		return err
+	}
+	u.track(req, true)
+	defer u.track(req, false)
+	err = f(context.WithValue(ctx, downstreamKey{}, req), cs)
+	out := upstreamError(u.cfg.Name, ctx, err)
+	var rpcErr *jsonrpc.Error
+	failed := out != nil && errors.As(out, &rpcErr) && rpcErr.Code >= CodeUpstreamFailed && rpcErr.Code <= CodeUpstreamUnavailable
+	u.breaker.record(!failed)
+	return out
+}
+
+// track records the downstream requests in flight to this upstream.
+func (u *upstream) track(req *mcp.Request, add bool) {
+	if req == nil {
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.lastUsed = time.Now()
+	if add {
+		u.active = append(u.active, req)
+	} else {
+		u.active = slices.DeleteFunc(u.active, func(r *mcp.Request) bool { return r == req })
+	}
+}
+
+// downstream finds the downstream request an upstream's request belongs
+// to: the call it came in (a 2026-07-28 upstream's input rounds carry
+// the call's context), or else the newest call in flight to this upstream
+// (a legacy upstream's requests name no call).
+func (u *upstream) downstream(ctx context.Context) *mcp.Request {
+	if r, ok := ctx.Value(downstreamKey{}).(*mcp.Request); ok {
+		return r
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if n := len(u.active); n > 0 {
+		return u.active[n-1]
+	}
+	return nil
+}
+
+// breaker opens after consecutive failures of the hop, failing calls
+// fast for a pause, then lets one through to probe.
+type breaker struct {
+	mu       sync.Mutex
+	failures int
+	openTill time.Time
+}
+
+const (
+	breakerThreshold = 5
+	breakerPause     = 10 * time.Second
+)
+
+func (b *breaker) allow() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return time.Now().After(b.openTill)
+}
+
+func (b *breaker) record(ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if ok {
+		b.failures = 0
+		return
+	}
+	if b.failures++; b.failures >= breakerThreshold {
+		b.openTill = time.Now().Add(breakerPause)
+		b.failures = 0
+	}
+}
+
+func (b *breaker) reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.failures, b.openTill = 0, time.Time{}
+}

@@ -1,0 +1,57 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// The gateway's own JSON-RPC error codes, stable and documented in the
+// README. They sit in JSON-RPC's implementation-defined range, clear of
+// the codes MCP itself uses (-32002, -32020 to -32022, -32042).
+const (
+	CodeRateLimited         = -32001 // data.retryAfterMs: when to try again
+	CodeUpstreamUnavailable = -32010 // the server is down, starting, or its circuit is open
+	CodeUpstreamTimeout     = -32011 // no answer within the server's timeout; the call was cancelled upstream
+	CodeUpstreamFailed      = -32012 // the connection broke during the call (the server died, say)
+)
+
+func errUnavailable(server string, cause error) *jsonrpc.Error {
+	msg := fmt.Sprintf("Upstream %q is unavailable", server)
+	if cause != nil {
+		msg += ": " + cause.Error()
+	}
+	return jsonrpc.Errorf(CodeUpstreamUnavailable, "%s; its tools return when it recovers, and the other servers keep serving", msg).
+		WithData(map[string]any{"server": server})
+}
+
+// upstreamError turns what a call to an upstream returned into the error
+// the downstream client sees: the upstream's own JSON-RPC errors pass
+// through unchanged; failures of the hop get the gateway's codes.
+func upstreamError(server string, ctx context.Context, err error) error {
+	var ce *mcp.CallError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ce):
+		return ce.Err
+	case errors.Is(context.Cause(ctx), errCallTimeout):
+		return jsonrpc.Errorf(CodeUpstreamTimeout, "Upstream %q did not answer within its timeout; the call was cancelled there", server).
+			WithData(map[string]any{"server": server})
+	case ctx.Err() != nil:
+		return ctx.Err() // the downstream client cancelled
+	case errors.Is(err, mcp.ErrConnectionClosed), errors.Is(err, mcp.ErrSessionClosed):
+		return jsonrpc.Errorf(CodeUpstreamFailed, "Upstream %q failed during the call (%v); it is being restarted, and the call may be retried", server, err).
+			WithData(map[string]any{"server": server})
+	}
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) {
+		return rpcErr
+	}
+	return jsonrpc.Errorf(CodeUpstreamFailed, "Upstream %q: %v", server, err).WithData(map[string]any{"server": server})
+}
+
+var errCallTimeout = errors.New("the upstream's timeout passed")

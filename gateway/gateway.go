@@ -1,0 +1,322 @@
+// Package gateway puts many MCP servers behind one: each configured
+// upstream (a command over stdio, a URL over Streamable HTTP or HTTP+SSE)
+// is supervised by the library's client, and its tools, prompts and
+// resources are published, prefixed with the server's name, by one
+// library server that any transport can serve, in either protocol era.
+package gateway
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/mcpgate/mcpgate/gateway/config"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// Options configure a Gateway. The zero value is a good default.
+type Options struct {
+	// Logger receives the gateway's diagnostics and the upstreams'
+	// stderr. Nil means slog.Default().
+	Logger *slog.Logger
+	// Version is the gateway's version, told to upstreams and clients.
+	Version string
+	// Server configures the downstream server (instructions, page size,
+	// tasks...). The gateway sets the features, logging and completion.
+	Server mcp.ServerOptions
+	// Setup, when set, registers the gateway's own tools (the built-ins)
+	// on the downstream server before any upstream is published.
+	Setup func(*mcp.Server) error
+}
+
+// Gateway is the aggregate of the configured upstreams.
+type Gateway struct {
+	cfg     *config.Config
+	logger  *slog.Logger
+	version string
+	sep     string
+	server  *mcp.Server
+
+	refreshMu sync.Mutex // one publication at a time
+
+	mu          sync.Mutex
+	upstreams   map[string]*upstream
+	toolOwner   map[string]*upstream // published tool name → its upstream
+	promptOwner map[string]*upstream
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// New builds a gateway for cfg; Start connects the upstreams.
+func New(cfg *config.Config, opts *Options) (*Gateway, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	g := &Gateway{
+		cfg: cfg, logger: opts.Logger, version: opts.Version, sep: cfg.Separator,
+		upstreams: map[string]*upstream{}, toolOwner: map[string]*upstream{}, promptOwner: map[string]*upstream{},
+	}
+	if g.logger == nil {
+		g.logger = slog.Default()
+	}
+	if g.version == "" {
+		g.version = "dev"
+	}
+	if g.sep == "" {
+		g.sep = "_"
+	}
+	so := opts.Server
+	so.Logger = g.logger
+	so.HasTools, so.HasPrompts, so.HasResources, so.Logging = true, true, true, true
+	so.CompletionHandler = g.complete
+	so.ResourceFallback = g.readResource
+	g.server = mcp.NewServer(&mcp.Implementation{Name: "mcpgate", Version: g.version}, &so)
+	if opts.Setup != nil {
+		if err := opts.Setup(g.server); err != nil {
+			return nil, err
+		}
+	}
+	names := make([]string, 0, len(cfg.Servers))
+	for name, sc := range cfg.Servers {
+		if sc.Disabled {
+			continue
+		}
+		if sc.Name == "" {
+			sc.Name = name
+		}
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		g.upstreams[name] = newUpstream(g, cfg.Servers[name])
+	}
+	return g, nil
+}
+
+// Server is the downstream server: serve it over stdio or HTTP.
+func (g *Gateway) Server() *mcp.Server { return g.server }
+
+// Start connects every upstream in the background; each one's tools
+// appear as it becomes ready. Start returns at once.
+func (g *Gateway) Start(ctx context.Context) {
+	ctx, g.cancel = context.WithCancel(ctx)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, u := range g.upstreams {
+		g.startUpstream(ctx, u)
+	}
+}
+
+func (g *Gateway) startUpstream(ctx context.Context, u *upstream) {
+	uctx, cancel := context.WithCancel(ctx)
+	u.cancel = cancel
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		u.run(uctx)
+	}()
+}
+
+// Close stops every upstream (their processes end) and waits.
+func (g *Gateway) Close() error {
+	if g.cancel != nil {
+		g.cancel()
+	}
+	g.wg.Wait()
+	return nil
+}
+
+// UpstreamStatus is one upstream's state, for health endpoints and tests.
+type UpstreamStatus struct {
+	Name  string
+	State State
+	Tools int
+	Error string
+}
+
+// Status reports every upstream, by name.
+func (g *Gateway) Status() []UpstreamStatus {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]UpstreamStatus, 0, len(g.upstreams))
+	for _, u := range g.upstreams {
+		st := UpstreamStatus{Name: u.cfg.Name}
+		if u.catalog != nil {
+			st.Tools = len(u.catalog.tools)
+		}
+		u.mu.Lock()
+		st.State = u.state
+		if u.lastErr != nil {
+			st.Error = u.lastErr.Error()
+		}
+		u.mu.Unlock()
+		out = append(out, st)
+	}
+	slices.SortFunc(out, func(a, b UpstreamStatus) int { return cmpString(a.Name, b.Name) })
+	return out
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func (g *Gateway) owner(tool string) *upstream {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.toolOwner[tool]
+}
+
+// route finds the upstream and upstream name of a published tool.
+func (g *Gateway) route(pub string) (*upstream, string, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	u := g.toolOwner[pub]
+	if u == nil || u.catalog == nil {
+		return nil, "", false
+	}
+	orig, ok := u.catalog.tools[pub]
+	return u, orig, ok
+}
+
+func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	u, orig, ok := g.route(req.Params.Name)
+	if !ok {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: unknown tool %q; call tools/list to see the available tools", req.Params.Name)
+	}
+	var res *mcp.CallToolResult
+	err := u.do(ctx, req.Request, func(ctx context.Context, cs *mcp.ClientSession) error {
+		ctx = mcp.WithProgress(ctx, func(p *mcp.ProgressNotificationParams) {
+			req.NotifyProgress(p.Progress, p.Total, p.Message)
+		})
+		var err error
+		res, err = cs.CallToolParams(ctx, &mcp.CallToolParams{Name: orig, Arguments: req.Params.Arguments})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	rewriteContent(u.cfg.Name, res.Content)
+	return res, nil
+}
+
+// rewriteContent publishes the URIs of resources a tool returned, so a
+// client can read them through the gateway.
+func rewriteContent(server string, content []mcp.Content) {
+	for _, c := range content {
+		switch c := c.(type) {
+		case *mcp.ResourceLink:
+			c.URI = publishURI(server, c.URI)
+		case *mcp.EmbeddedResource:
+			if c.Resource != nil {
+				c.Resource.URI = publishURI(server, c.Resource.URI)
+			}
+		}
+	}
+}
+
+func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	g.mu.Lock()
+	u := g.promptOwner[req.Params.Name]
+	var orig string
+	if u != nil && u.catalog != nil {
+		orig = u.catalog.prompts[req.Params.Name]
+	}
+	g.mu.Unlock()
+	if orig == "" {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: unknown prompt %q; call prompts/list to see the available prompts", req.Params.Name)
+	}
+	var res *mcp.GetPromptResult
+	err := u.do(ctx, req.Request, func(ctx context.Context, cs *mcp.ClientSession) error {
+		var err error
+		res, err = cs.GetPrompt(ctx, orig, req.Params.Arguments)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range res.Messages {
+		if m != nil && m.Content != nil {
+			rewriteContent(u.cfg.Name, []mcp.Content{m.Content})
+		}
+	}
+	return res, nil
+}
+
+func (g *Gateway) upstreamByURI(uri string) (*upstream, string) {
+	server, orig, ok := splitURI(uri)
+	if !ok {
+		return nil, ""
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.upstreams[server], orig
+}
+
+func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	u, orig := g.upstreamByURI(req.Params.URI)
+	if u == nil {
+		return nil, mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	var res *mcp.ReadResourceResult
+	err := u.do(ctx, req.Request, func(ctx context.Context, cs *mcp.ClientSession) error {
+		var err error
+		res, err = cs.ReadResource(ctx, orig)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range res.Contents {
+		if c != nil && c.URI != "" {
+			c.URI = publishURI(u.cfg.Name, c.URI)
+		}
+	}
+	return res, nil
+}
+
+// complete routes completion/complete by the prompt or template it names.
+func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	ref := req.Params.Ref
+	if ref == nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: ref is required")
+	}
+	p := *req.Params
+	r := *ref
+	p.Ref = &r
+	var u *upstream
+	switch ref.Type {
+	case "ref/prompt":
+		g.mu.Lock()
+		u = g.promptOwner[ref.Name]
+		if u != nil && u.catalog != nil {
+			r.Name = u.catalog.prompts[ref.Name]
+		}
+		g.mu.Unlock()
+	case "ref/resource":
+		u, r.URI = g.upstreamByURI(ref.URI)
+	}
+	if u == nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %s %q is not known to this gateway", ref.Type, ref.Name+ref.URI)
+	}
+	var res *mcp.CompleteResult
+	err := u.do(ctx, req.Request, func(ctx context.Context, cs *mcp.ClientSession) error {
+		var err error
+		res, err = cs.Complete(ctx, &p)
+		if errors.Is(err, mcp.ErrNotSupported) {
+			// An upstream without completions completes nothing.
+			res, err = &mcp.CompleteResult{Completion: mcp.CompletionValues{Values: []string{}}}, nil
+		}
+		return err
+	})
+	return res, err
+}

@@ -1,0 +1,363 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpgate/mcpgate/gateway/config"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+type configServer = config.Server
+
+const waitFor = 20 * time.Second // a bound on a hang, never a timing assertion
+
+// startGateway runs a gateway over the servers and connects a client to
+// it over a pipe, once every upstream is ready.
+func startGateway(t *testing.T, logs *logBuffer, copts *mcp.ClientOptions, servers ...*configServer) (*Gateway, *mcp.ClientSession) {
+	t.Helper()
+	cfg := &config.Config{Servers: map[string]*config.Server{}}
+	for _, s := range servers {
+		cfg.Servers[s.Name] = s
+	}
+	g, err := New(cfg, &Options{Logger: logs.logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	g.Start(ctx)
+	waitState(t, g, StateReady, StateIdle)
+	cs := connectTo(t, g.Server(), copts)
+	t.Cleanup(func() {
+		cs.Close()
+		cancel()
+		g.Close()
+	})
+	return g, cs
+}
+
+// connectTo serves s on one end of a pipe and connects a client.
+func connectTo(t *testing.T, s *mcp.Server, copts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.ServeConn(ctx, mcp.NewStdioConn(sr, sw, 0), &mcp.ServeOptions{ShutdownTimeout: time.Second})
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, copts).Connect(context.Background(), mcp.ConnTransport{Conn: mcp.NewStdioConn(cr, cw, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		cancel()
+		sr.Close()
+		<-done
+	})
+	return cs
+}
+
+// waitState waits until every upstream is in one of the states.
+func waitState(t *testing.T, g *Gateway, states ...State) {
+	t.Helper()
+	waitUntil(t, func() bool {
+		for _, st := range g.Status() {
+			if !slices.Contains(states, st.State) {
+				return false
+			}
+		}
+		return true
+	}, "upstreams %v", states)
+}
+
+func waitUntil(t *testing.T, f func() bool, what string, args ...any) {
+	t.Helper()
+	deadline := time.Now().Add(waitFor)
+	for !f() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for "+what, args...)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	var names []string
+	for tool, err := range cs.Tools(context.Background()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tool.Name)
+	}
+	return names
+}
+
+// callText calls a tool and returns its first text block.
+func callText(t *testing.T, cs *mcp.ClientSession, tool string, args any) string {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), tool, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Content) == 0 {
+		t.Fatalf("empty result")
+	}
+	if c, ok := res.Content[0].(*mcp.TextContent); ok {
+		return c.Text
+	}
+	t.Fatalf("content %T", res.Content[0])
+	return ""
+}
+
+func rpcCode(err error) int64 {
+	var e *jsonrpc.Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return 0
+}
+
+// Two stdio upstreams and one over HTTP, merged: every name prefixed,
+// sorted, routed back to its server, resources and prompts too; a
+// 2026-07-28 client and a legacy one served at once.
+func TestGatewayAggregates(t *testing.T) {
+	var logs logBuffer
+	g, cs := startGateway(t, &logs, nil, stdioServer("alpha"), stdioServer("beta"), httpServer(t, "gamma"))
+	names := toolNames(t, cs)
+	for _, want := range []string{"alpha_echo", "beta_echo", "gamma_echo", "gamma_slow"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("tools %v lack %s", names, want)
+		}
+	}
+	if !slices.IsSorted(names) {
+		t.Errorf("tools not sorted: %v", names)
+	}
+	legacy := connectTo(t, g.Server(), &mcp.ClientOptions{ProtocolVersion: "2025-06-18"})
+	if cs.ProtocolVersion() != mcp.ModernVersion || legacy.ProtocolVersion() != "2025-06-18" {
+		t.Errorf("downstream revisions %s and %s", cs.ProtocolVersion(), legacy.ProtocolVersion())
+	}
+	for _, s := range []string{"alpha", "beta", "gamma"} {
+		for _, c := range []*mcp.ClientSession{cs, legacy} {
+			if got := callText(t, c, s+"_echo", map[string]string{"text": "hi"}); got != s+": hi" {
+				t.Errorf("%s_echo: %q", s, got)
+			}
+		}
+	}
+	// Invalid arguments are the upstream's to judge; unknown tools ours.
+	res, err := cs.CallTool(context.Background(), "alpha_echo", map[string]any{"text": 3})
+	if err != nil || !res.IsError {
+		t.Errorf("bad arguments: %+v %v", res, err)
+	}
+	if _, err := cs.CallTool(context.Background(), "delta_echo", nil); rpcCode(err) != jsonrpc.CodeInvalidParams {
+		t.Errorf("unknown tool: %v", err)
+	}
+
+	p, err := cs.GetPrompt(context.Background(), "beta_greet", map[string]string{"who": "ada"})
+	if err != nil || p.Messages[0].Content.(*mcp.TextContent).Text != "beta greets ada" {
+		t.Errorf("prompt: %+v %v", p, err)
+	}
+	r, err := legacy.ReadResource(context.Background(), "gamma+mem://a")
+	if err != nil || r.Contents[0].Text != "gamma a" || r.Contents[0].URI != "gamma+mem://a" {
+		t.Errorf("resource: %+v %v", r, err)
+	}
+	r, err = cs.ReadResource(context.Background(), "alpha+mem://items/7")
+	if err != nil || r.Contents[0].Text != "alpha mem://items/7" {
+		t.Errorf("template: %+v %v", r, err)
+	}
+	if _, err := cs.ReadResource(context.Background(), "nobody+mem://a"); err == nil {
+		t.Error("a read for no server succeeded")
+	}
+	res, err = cs.CallTool(context.Background(), "beta_link", nil)
+	if err != nil || res.Content[0].(*mcp.ResourceLink).URI != "beta+mem://a" {
+		t.Errorf("resource link: %+v %v", res, err)
+	}
+	c, err := legacy.Complete(context.Background(), &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "alpha_greet"}, Argument: mcp.CompleteArgument{Name: "who", Value: "x"}})
+	if err != nil || len(c.Completion.Values) != 1 || c.Completion.Values[0] != "alpha-x" {
+		t.Errorf("completion: %+v %v", c, err)
+	}
+}
+
+// Progress and log messages come back to the caller; a cancelled call is
+// cancelled upstream; what the upstream asks the user reaches the caller
+// and its answer goes back.
+func TestGatewayRelays(t *testing.T) {
+	var logs logBuffer
+	var progress, logged atomic.Int32
+	_, cs := startGateway(t, &logs, &mcp.ClientOptions{
+		ProtocolVersion: "2025-11-25",
+		ElicitationHandler: func(ctx context.Context, _ *mcp.ClientSession, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "ada"}}, nil
+		},
+		LoggingMessageHandler: func(ctx context.Context, _ *mcp.ClientSession, p *mcp.LoggingMessageParams) { logged.Add(1) },
+	}, stdioServer("alpha"), httpServer(t, "gamma"))
+	if err := cs.SetLoggingLevel(context.Background(), mcp.LevelDebug); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"alpha", "gamma"} {
+		if got := callText(t, cs, s+"_ask", nil); got != "hello ada" {
+			t.Errorf("%s_ask: %q", s, got)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ctx = mcp.WithProgress(ctx, func(p *mcp.ProgressNotificationParams) {
+		progress.Add(1)
+		cancel()
+	})
+	if _, err := cs.CallTool(ctx, "alpha_slow", nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled call: %v", err)
+	}
+	waitUntil(t, func() bool { return strings.Contains(logs.String(), "slow was cancelled") }, "the upstream's handler to be cancelled")
+	if progress.Load() == 0 {
+		t.Error("no progress relayed")
+	}
+	waitUntil(t, func() bool { return logged.Load() > 0 }, "a relayed log message")
+}
+
+// An upstream's list_changed refreshes the gateway's list, and the
+// clients are told.
+func TestGatewayListChanged(t *testing.T) {
+	var logs logBuffer
+	changed := make(chan struct{}, 4)
+	_, cs := startGateway(t, &logs, &mcp.ClientOptions{ProtocolVersion: "2025-11-25",
+		ToolListChangedHandler: func(context.Context, *mcp.ClientSession) { changed <- struct{}{} },
+	}, stdioServer("alpha"))
+	callText(t, cs, "alpha_grow", nil)
+	select {
+	case <-changed:
+	case <-time.After(waitFor):
+		t.Fatal("no list_changed")
+	}
+	waitUntil(t, func() bool { return slices.Contains(toolNames(t, cs), "alpha_grown") }, "alpha_grown")
+	if got := callText(t, cs, "alpha_grown", nil); got != "grown" {
+		t.Errorf("grown: %q", got)
+	}
+}
+
+// An upstream killed with SIGKILL mid-call: the call fails with the
+// gateway's code, the other upstream keeps serving, the dead one's tools
+// are withdrawn, and they return when it has been restarted.
+func TestGatewayUpstreamKilled(t *testing.T) {
+	var logs logBuffer
+	changed := make(chan struct{}, 16)
+	g, cs := startGateway(t, &logs, &mcp.ClientOptions{ProtocolVersion: "2025-11-25",
+		ToolListChangedHandler: func(context.Context, *mcp.ClientSession) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
+	}, stdioServer("alpha"), stdioServer("beta"))
+	pid, err := strconv.Atoi(callText(t, cs, "alpha_pid", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		ctx := mcp.WithProgress(context.Background(), func(*mcp.ProgressNotificationParams) { close(started) })
+		_, err := cs.CallTool(ctx, "alpha_slow", nil)
+		errc <- err
+	}()
+	<-started
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; rpcCode(err) != CodeUpstreamFailed {
+		t.Errorf("the call in flight: %v, want code %d", err, CodeUpstreamFailed)
+	}
+	if got := callText(t, cs, "beta_echo", map[string]string{"text": "still"}); got != "beta: still" {
+		t.Errorf("beta meanwhile: %q", got)
+	}
+	// Withdrawn (the client is told), then back after the restart.
+	waitUntil(t, func() bool {
+		names := toolNames(t, cs)
+		return slices.Contains(names, "alpha_echo") && !slices.Contains(names, "") && len(changed) > 0
+	}, "alpha's tools to come back")
+	if got := callText(t, cs, "alpha_echo", map[string]string{"text": "back"}); got != "alpha: back" {
+		t.Errorf("alpha after restart: %q", got)
+	}
+	newPid, _ := strconv.Atoi(callText(t, cs, "alpha_pid", nil))
+	if newPid == pid {
+		t.Error("the same process answered after SIGKILL")
+	}
+	if !strings.Contains(logs.String(), "upstream connection lost") {
+		t.Error("the loss was not logged")
+	}
+	_ = g
+}
+
+// A hanging upstream: the call fails with the timeout code, and the
+// upstream is told to cancel.
+func TestGatewayTimeout(t *testing.T) {
+	var logs logBuffer
+	s := stdioServer("alpha")
+	s.Timeout = config.Duration(300 * time.Millisecond)
+	s.Start = "eager"
+	_, cs := startGateway(t, &logs, nil, s)
+	if _, err := cs.CallTool(context.Background(), "alpha_slow", nil); rpcCode(err) != CodeUpstreamTimeout {
+		t.Errorf("hanging call: %v, want code %d", err, CodeUpstreamTimeout)
+	}
+	waitUntil(t, func() bool { return strings.Contains(logs.String(), "slow was cancelled") }, "the upstream to be told")
+}
+
+// A lazy stdio upstream is started to learn its tools, stopped, and
+// started again by the first call; an idle one is stopped again.
+func TestGatewayLazyAndIdle(t *testing.T) {
+	var logs logBuffer
+	s := stdioServer("alpha")
+	s.Start = "lazy"
+	s.IdleTimeout = config.Duration(time.Second)
+	g, cs := startGateway(t, &logs, nil, s)
+	waitState(t, g, StateIdle)
+	if !slices.Contains(toolNames(t, cs), "alpha_echo") {
+		t.Fatal("an idle upstream's tools are not listed")
+	}
+	if got := callText(t, cs, "alpha_echo", map[string]string{"text": "wake"}); got != "alpha: wake" {
+		t.Errorf("%q", got)
+	}
+	waitUntil(t, func() bool { return strings.Count(logs.String(), "upstream started pid") >= 2 }, "a second start")
+	waitState(t, g, StateIdle)
+}
+
+// A server that cannot start leaves the others serving.
+func TestGatewayFailOpen(t *testing.T) {
+	var logs logBuffer
+	bad := &configServer{Name: "broken", Command: "/nonexistent/mcp-server"}
+	cfg := &config.Config{Servers: map[string]*config.Server{"broken": bad, "alpha": stdioServer("alpha")}}
+	g, err := New(cfg, &Options{Logger: logs.logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); g.Close() }()
+	g.Start(ctx)
+	cs := connectTo(t, g.Server(), nil)
+	waitUntil(t, func() bool { return slices.Contains(toolNames(t, cs), "alpha_echo") }, "alpha's tools")
+	var broken UpstreamStatus
+	for _, st := range g.Status() {
+		if st.Name == "broken" {
+			broken = st
+		}
+	}
+	if broken.State != StateDown || broken.Error == "" {
+		t.Errorf("broken: %+v", broken)
+	}
+	if got := callText(t, cs, "alpha_echo", map[string]string{"text": "x"}); got != "alpha: x" {
+		t.Errorf("%q", got)
+	}
+	_ = os.Getpid
+}

@@ -1,0 +1,314 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/mcpgate/mcpgate/gateway/config"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
+)
+
+// State is an upstream's health.
+type State string
+
+const (
+	StateStarting State = "starting" // connecting for the first time, or again
+	StateReady    State = "ready"
+	StateDegraded State = "degraded" // connected, but health checks or calls fail
+	StateIdle     State = "idle"     // a lazy stdio server stopped until needed; its tools stay listed
+	StateDown     State = "down"     // not connected; its tools are withdrawn until it is back
+)
+
+// upstream is one configured server, supervised: connected, listed,
+// checked, reconnected with backoff when it fails.
+type upstream struct {
+	g      *Gateway
+	cfg    *config.Server
+	logger *slog.Logger
+	slots  chan struct{} // the concurrency bound
+
+	mu       sync.Mutex
+	state    State
+	cs       *mcp.ClientSession
+	ready    chan struct{} // closed and replaced whenever a connection is up or given up on
+	lastErr  error
+	lastUsed time.Time
+	catalog  *catalog // what it lists, as the gateway publishes it
+	active   []*mcp.Request
+	breaker  breaker
+
+	wake   chan struct{} // asks an idle upstream to connect
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func newUpstream(g *Gateway, cfg *config.Server) *upstream {
+	n := cfg.MaxConcurrency
+	if n <= 0 {
+		n = 32
+	}
+	return &upstream{
+		g: g, cfg: cfg, logger: g.logger.With("upstream", cfg.Name),
+		slots: make(chan struct{}, n), state: StateStarting, ready: make(chan struct{}),
+		wake: make(chan struct{}, 1), done: make(chan struct{}),
+	}
+}
+
+func (u *upstream) timeout() time.Duration {
+	if d := u.cfg.Timeout.D(); d > 0 {
+		return d
+	}
+	return 30 * time.Second
+}
+
+func (u *upstream) lazy() bool { return u.cfg.Command != "" && u.cfg.Start != "eager" }
+
+// transport builds the connection to the server: a subprocess with its
+// stderr in our log, or HTTP with the configured credentials on this hop
+// only.
+func (u *upstream) transport() mcp.Transport {
+	c := u.cfg
+	if c.Command != "" {
+		cmd := exec.Command(c.Command, c.Args...)
+		cmd.Env = os.Environ()
+		for k, v := range c.Env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		cmd.Dir = c.Cwd
+		return &mcp.CommandTransport{Command: cmd, Logger: u.logger.With("stream", "stderr")}
+	}
+	h := http.Header{}
+	for k, v := range c.Headers {
+		h.Set(k, v)
+	}
+	if c.BearerToken != "" {
+		h.Set("Authorization", "Bearer "+c.BearerToken)
+	}
+	return &mcphttp.ClientTransport{Endpoint: c.URL, Header: h, Logger: u.logger, DisableLegacyFallback: false}
+}
+
+func (u *upstream) clientOptions() *mcp.ClientOptions {
+	v := u.cfg.ProtocolVersion
+	if v == "auto" {
+		v = ""
+	}
+	return &mcp.ClientOptions{
+		ProtocolVersion:            v,
+		RequestTimeout:             -1, // each call has the upstream's timeout
+		Logger:                     u.logger,
+		CreateMessageHandler:       u.relaySampling,
+		ElicitationHandler:         u.relayElicitation,
+		RootsHandler:               u.relayRoots,
+		LoggingMessageHandler:      u.relayLog,
+		ToolListChangedHandler:     func(ctx context.Context, cs *mcp.ClientSession) { u.refresh(ctx, cs) },
+		PromptListChangedHandler:   func(ctx context.Context, cs *mcp.ClientSession) { u.refresh(ctx, cs) },
+		ResourceListChangedHandler: func(ctx context.Context, cs *mcp.ClientSession) { u.refresh(ctx, cs) },
+	}
+}
+
+// run supervises the upstream until ctx ends.
+func (u *upstream) run(ctx context.Context) {
+	defer close(u.done)
+	backoff := 250 * time.Millisecond
+	first := true
+	for ctx.Err() == nil {
+		cs, err := u.connect(ctx)
+		if err != nil {
+			u.setDown(err)
+			wait := backoff + time.Duration(rand.Int64N(int64(backoff/2)+1))
+			u.logger.Warn("gateway: upstream unavailable; retrying", "error", err, "in", wait.Round(time.Millisecond))
+			if !sleep(ctx, wait) {
+				return
+			}
+			backoff = min(backoff*2, 30*time.Second)
+			continue
+		}
+		backoff = 250 * time.Millisecond
+		var idle bool
+		if first && u.lazy() {
+			// Its tools are known now; the process waits for a call.
+			u.stopIdle(cs)
+			idle = true
+		} else {
+			idle = u.serve(ctx, cs)
+		}
+		first = false
+		if ctx.Err() != nil {
+			return
+		}
+		if idle {
+			// Stopped for idleness: wait until a request needs it.
+			select {
+			case <-u.wake:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// connect starts a session and publishes the upstream's lists.
+func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
+	u.mu.Lock()
+	if u.state != StateIdle {
+		u.state = StateStarting
+	}
+	u.mu.Unlock()
+	cctx, cancel := context.WithTimeout(ctx, u.timeout())
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpgate", Version: u.g.version}, u.clientOptions()).Connect(cctx, u.transport())
+	if err != nil {
+		return nil, err
+	}
+	if err := u.refresh(cctx, cs); err != nil {
+		cs.Close()
+		return nil, err
+	}
+	// Everything the upstream logs comes to the gateway; each downstream
+	// session's own level decides what its client sees.
+	if cs.InitializeResult().Capabilities.Logging != nil {
+		if err := cs.SetLoggingLevel(cctx, mcp.LevelDebug); err != nil {
+			u.logger.Debug("gateway: the upstream refused logging/setLevel", "error", err)
+		}
+	}
+	u.mu.Lock()
+	u.cs, u.state, u.lastErr, u.lastUsed = cs, StateReady, nil, time.Now()
+	u.breaker.reset()
+	close(u.ready)
+	u.ready = make(chan struct{})
+	u.mu.Unlock()
+	u.logger.Info("gateway: upstream ready", "protocol", cs.ProtocolVersion())
+	return cs, nil
+}
+
+// serve watches a live session: health checks, idleness, its end. It
+// reports whether the session was stopped for idleness.
+func (u *upstream) serve(ctx context.Context, cs *mcp.ClientSession) bool {
+	interval := u.cfg.HealthInterval.D()
+	if interval == 0 {
+		interval = 30 * time.Second
+	}
+	var tick <-chan time.Time
+	if interval > 0 {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		tick = t.C
+	}
+	idleCheck := time.NewTicker(time.Second)
+	defer idleCheck.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			cs.Close()
+			return false
+		case <-cs.Done():
+			err := cs.Err()
+			if err == nil {
+				err = errors.New("the connection closed")
+			}
+			u.logger.Warn("gateway: upstream connection lost", "error", err)
+			u.setDown(err)
+			return false
+		case <-tick:
+			pctx, cancel := context.WithTimeout(ctx, u.timeout())
+			err := cs.Ping(pctx)
+			cancel()
+			u.mu.Lock()
+			if err != nil && u.state == StateReady {
+				u.state, u.lastErr = StateDegraded, err
+				u.logger.Warn("gateway: upstream health check failed", "error", err)
+			} else if err == nil && u.state == StateDegraded {
+				u.state, u.lastErr = StateReady, nil
+			}
+			u.mu.Unlock()
+		case <-idleCheck.C:
+			if u.idleFor() {
+				u.logger.Info("gateway: stopping idle upstream", "after", u.cfg.IdleTimeout.D())
+				u.stopIdle(cs)
+				return true
+			}
+		}
+	}
+}
+
+// stopIdle ends the session of an unused stdio upstream; its tools stay
+// published, and the next call starts it again.
+func (u *upstream) stopIdle(cs *mcp.ClientSession) {
+	u.mu.Lock()
+	u.cs, u.state = nil, StateIdle
+	u.mu.Unlock()
+	cs.Close()
+}
+
+// idleFor reports whether a lazy stdio upstream has been unused for its
+// idle timeout with nothing in flight.
+func (u *upstream) idleFor() bool {
+	d := u.cfg.IdleTimeout.D()
+	if d <= 0 || u.cfg.Command == "" {
+		return false
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.active) == 0 && len(u.slots) == 0 && time.Since(u.lastUsed) >= d
+}
+
+// setDown marks the upstream down and withdraws its tools: the others
+// keep serving.
+func (u *upstream) setDown(err error) {
+	u.mu.Lock()
+	was := u.state
+	u.cs, u.state, u.lastErr = nil, StateDown, err
+	close(u.ready)
+	u.ready = make(chan struct{})
+	u.mu.Unlock()
+	if was != StateDown {
+		u.g.withdraw(u)
+	}
+}
+
+// session returns a live session, waking an idle upstream and waiting
+// (within ctx) for one that is connecting.
+func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
+	for {
+		u.mu.Lock()
+		cs, state, ready, lastErr := u.cs, u.state, u.ready, u.lastErr
+		u.mu.Unlock()
+		if cs != nil {
+			return cs, nil
+		}
+		switch state {
+		case StateIdle:
+			select {
+			case u.wake <- struct{}{}:
+			default:
+			}
+		case StateDown:
+			return nil, errUnavailable(u.cfg.Name, lastErr)
+		}
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return nil, errUnavailable(u.cfg.Name, fmt.Errorf("not ready within the request's time: %w", context.Cause(ctx)))
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,128 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
+)
+
+// The test binary doubles as the upstream servers: with upstreamEnv set,
+// TestMain serves testUpstream over stdio instead of running the tests.
+const upstreamEnv = "MCPGATE_TEST_UPSTREAM"
+
+func TestMain(m *testing.M) {
+	if name := os.Getenv(upstreamEnv); name != "" {
+		fmt.Fprintln(os.Stderr, "upstream started pid", os.Getpid())
+		testUpstream(name).ServeStdio(context.Background(), nil)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+type textIn struct {
+	Text string `json:"text"`
+}
+
+// testUpstream is a server with a tool of each behaviour the gateway
+// must carry: plain, slow (with progress, until cancelled), asking the
+// user, changing its own tool list, returning a resource link; a prompt,
+// a resource and a template.
+func testUpstream(name string) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "upstream-" + name, Version: "1"}, &mcp.ServerOptions{Logging: true,
+		CompletionHandler: func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			return &mcp.CompleteResult{Completion: mcp.CompletionValues{Values: []string{name + "-" + req.Params.Argument.Value}}}, nil
+		}})
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes text"}, func(ctx context.Context, req *mcp.CallToolRequest, in textIn) (*mcp.CallToolResult, any, error) {
+		return mcp.TextResult(name + ": " + in.Text), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Its process id"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		return mcp.TextResult(strconv.Itoa(os.Getpid())), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Reports progress, then waits to be cancelled"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		req.NotifyProgress(1, 10, "started")
+		req.Log(mcp.LevelInfo, "slow", "working")
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(os.Stderr, "slow was cancelled")
+			return nil, nil, ctx.Err()
+		case <-time.After(time.Minute):
+			return mcp.TextResult("finished"), nil, nil
+		}
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Asks the user's name"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		r, err := req.Elicit(ctx, &mcp.ElicitParams{Message: "Your name?", RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}})
+		if err != nil {
+			return nil, nil, err
+		}
+		return mcp.TextResult(fmt.Sprint("hello ", r.Content["name"])), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "grow", Description: "Adds a tool"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		mcp.AddTool(s, &mcp.Tool{Name: "grown", Description: "Added later"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return mcp.TextResult("grown"), nil, nil
+		})
+		return mcp.TextResult("ok"), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "link", Description: "Returns a resource link"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ResourceLink{URI: "mem://a", Name: "a"}}}, nil, nil
+	})
+	s.AddPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "who", Required: true}}}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: mcp.RoleUser, Content: &mcp.TextContent{Text: name + " greets " + req.Params.Arguments["who"]}}}}, nil
+	})
+	s.AddResource(&mcp.Resource{URI: "mem://a", Name: "a"}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: name + " a"}}}, nil
+	})
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "mem://items/{id}", Name: "item"}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: name + " " + req.Params.URI}}}, nil
+	})
+	return s
+}
+
+// stdioServer configures an upstream that is this test binary.
+func stdioServer(name string) *configServer {
+	return &configServer{Name: name, Command: os.Args[0], Env: map[string]string{upstreamEnv: name}}
+}
+
+// httpServer starts an upstream on loopback HTTP and configures it.
+func httpServer(t *testing.T, name string) *configServer {
+	h := mcphttp.NewHandler(testUpstream(name), nil)
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		h.Shutdown(ctx)
+		srv.Close()
+	})
+	return &configServer{Name: name, URL: srv.URL + "/mcp"}
+}
+
+// logBuffer collects the gateway's log (and the upstreams' stderr).
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *logBuffer) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
