@@ -159,6 +159,10 @@ func (u *upstream) refresh(ctx context.Context, cs *mcp.ClientSession) error {
 // publish replaces what u published with a new catalog.
 func (g *Gateway) publish(u *upstream, cat *catalog, tools []*mcp.Tool, prompts []*mcp.Prompt, resources []*mcp.Resource, templates []*mcp.ResourceTemplate) {
 	g.mu.Lock()
+	if g.upstreams[u.cfg.Name] != u {
+		g.mu.Unlock()
+		return // stopped by a reload while it listed
+	}
 	old := u.catalog
 	u.catalog = cat
 	if old != nil && old.sum == cat.sum {

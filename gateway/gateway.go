@@ -47,6 +47,7 @@ type Gateway struct {
 	toolOwner   map[string]*upstream // published tool name → its upstream
 	promptOwner map[string]*upstream
 
+	ctx    context.Context // the upstreams' parent, from Start
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
@@ -106,6 +107,7 @@ func (g *Gateway) Start(ctx context.Context) {
 	ctx, g.cancel = context.WithCancel(ctx)
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.ctx = ctx
 	for _, u := range g.upstreams {
 		g.startUpstream(ctx, u)
 	}

@@ -361,3 +361,57 @@ func TestGatewayFailOpen(t *testing.T) {
 	}
 	_ = os.Getpid
 }
+
+// A reload under load: the unchanged upstream's calls never fail, the
+// changed one is restarted, the new one appears, the removed one goes.
+func TestGatewayReloadUnderLoad(t *testing.T) {
+	var logs logBuffer
+	alpha, beta, delta := stdioServer("alpha"), stdioServer("beta"), stdioServer("delta")
+	for _, s := range []*configServer{alpha, beta, delta} {
+		s.Start = "eager"
+	}
+	g, cs := startGateway(t, &logs, nil, alpha, beta, delta)
+	stop := make(chan struct{})
+	var calls, failures atomic.Int32
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			res, err := cs.CallTool(context.Background(), "beta_echo", map[string]string{"text": "x"})
+			calls.Add(1)
+			if err != nil || res.IsError {
+				failures.Add(1)
+				t.Errorf("beta_echo during the reload: %+v %v", res, err)
+			}
+		}
+	}()
+	waitUntil(t, func() bool { return calls.Load() > 5 }, "calls under way")
+	alpha2 := stdioServer("alpha")
+	alpha2.Start = "eager"
+	alpha2.Env["CHANGED"] = "1"
+	beta2 := stdioServer("beta")
+	beta2.Start = "eager"
+	g.Reload(&config.Config{Servers: map[string]*config.Server{"alpha": alpha2, "beta": beta2, "gamma": httpServer(t, "gamma")}})
+	waitUntil(t, func() bool {
+		names := toolNames(t, cs)
+		return slices.Contains(names, "alpha_echo") && slices.Contains(names, "gamma_echo") && !slices.Contains(names, "delta_echo")
+	}, "alpha back, gamma added, delta removed")
+	before := calls.Load()
+	waitUntil(t, func() bool { return calls.Load() > before+5 }, "more calls")
+	close(stop)
+	<-done
+	if failures.Load() > 0 {
+		t.Errorf("%d of %d calls to the unchanged upstream failed", failures.Load(), calls.Load())
+	}
+	if got := callText(t, cs, "alpha_echo", map[string]string{"text": "y"}); got != "alpha: y" {
+		t.Errorf("alpha after reload: %q", got)
+	}
+	if n := strings.Count(logs.String(), "msg=\"gateway: upstream ready\" upstream=beta "); n != 1 {
+		t.Errorf("beta started %d times; an unchanged upstream must not restart", n)
+	}
+}

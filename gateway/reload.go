@@ -1,0 +1,75 @@
+package gateway
+
+import (
+	"reflect"
+	"slices"
+
+	"github.com/mcpgate/mcpgate/gateway/config"
+)
+
+// Reload applies a new configuration: upstreams added are started, those
+// removed are stopped and their tools withdrawn, those whose settings
+// changed are restarted, and the rest are not touched, so calls to them
+// go on undisturbed. Sessions stay up; clients hear list_changed. A new
+// separator renames every tool, so it restarts every upstream.
+func (g *Gateway) Reload(cfg *config.Config) {
+	sep := cfg.Separator
+	if sep == "" {
+		sep = "_"
+	}
+	g.mu.Lock()
+	ctx := g.ctx
+	renameAll := sep != g.sep
+	g.sep, g.cfg = sep, cfg
+	var stop []*upstream
+	var start []*upstream
+	keep := map[string]bool{}
+	for name, sc := range cfg.Servers {
+		if sc.Disabled {
+			continue
+		}
+		if sc.Name == "" {
+			sc.Name = name
+		}
+		keep[name] = true
+		old := g.upstreams[name]
+		if old != nil && !renameAll && reflect.DeepEqual(old.cfg, sc) {
+			continue
+		}
+		if old != nil {
+			stop = append(stop, old)
+		}
+		u := newUpstream(g, sc)
+		g.upstreams[name] = u
+		start = append(start, u)
+	}
+	for name, u := range g.upstreams {
+		if !keep[name] {
+			stop = append(stop, u)
+			delete(g.upstreams, name)
+		}
+	}
+	g.mu.Unlock()
+	for _, u := range stop {
+		g.stopUpstream(u)
+	}
+	slices.SortFunc(start, func(a, b *upstream) int { return cmpString(a.cfg.Name, b.cfg.Name) })
+	for _, u := range start {
+		g.logger.Info("gateway: starting upstream", "upstream", u.cfg.Name)
+		if ctx != nil {
+			g.startUpstream(ctx, u)
+		}
+	}
+}
+
+// stopUpstream ends an upstream's supervision (and its process) and
+// withdraws what it published.
+func (g *Gateway) stopUpstream(u *upstream) {
+	g.logger.Info("gateway: stopping upstream", "upstream", u.cfg.Name)
+	if u.cancel != nil {
+		u.cancel()
+		<-u.done
+	}
+	g.withdraw(u)
+}
+
