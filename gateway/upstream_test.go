@@ -126,3 +126,7 @@ func (b *logBuffer) String() string {
 func (b *logBuffer) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
+
+type slogLogger = slog.Logger
+
+var slogDiscard = slog.New(slog.DiscardHandler)
