@@ -72,4 +72,3 @@ func (g *Gateway) stopUpstream(u *upstream) {
 	}
 	g.withdraw(u)
 }
-
