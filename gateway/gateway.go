@@ -27,6 +27,8 @@ type Options struct {
 	// Server configures the downstream server (instructions, page size,
 	// tasks...). The gateway sets the features, logging and completion.
 	Server mcp.ServerOptions
+	// Limits bound each caller's tool calls (rate and concurrency).
+	Limits Limits
 	// Setup, when set, registers the gateway's own tools (the built-ins)
 	// on the downstream server before any upstream is published.
 	Setup func(*mcp.Server) error
@@ -41,6 +43,7 @@ type Gateway struct {
 	server  *mcp.Server
 
 	refreshMu sync.Mutex // one publication at a time
+	limiter   *limiter
 
 	mu          sync.Mutex
 	upstreams   map[string]*upstream
@@ -75,6 +78,8 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 	so.HasTools, so.HasPrompts, so.HasResources, so.Logging = true, true, true, true
 	so.CompletionHandler = g.complete
 	so.ResourceFallback = g.readResource
+	g.limiter = newLimiter(opts.Limits)
+	so.Middleware = append([]mcp.Middleware{g.limiter.middleware}, so.Middleware...)
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "mcpgate", Version: g.version}, &so)
 	if opts.Setup != nil {
 		if err := opts.Setup(g.server); err != nil {

@@ -3,6 +3,8 @@ package mcphttp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"math"
 	"net/http"
 	"strconv"
 	"sync"
@@ -80,6 +82,9 @@ func (s *stream) emit(msg []byte, final bool) error {
 				h.Del(headerSessionID)
 			}
 			h.Set("Content-Type", "application/json")
+			if ra := retryAfter(msg); ra != "" {
+				h.Set("Retry-After", ra)
+			}
 			s.c.w.WriteHeader(replyStatus(msg, s.sess.modern))
 			s.c.w.Write(msg)
 		}
@@ -285,6 +290,26 @@ func replyError(msg []byte) *jsonrpc.Error {
 		return nil
 	}
 	return m.Error
+}
+
+// retryAfter is the Retry-After header (whole seconds, rounded up) of an
+// error reply whose data says when to retry (retryAfterMs, as the
+// gateway's rate limits send), or "".
+func retryAfter(msg []byte) string {
+	if !bytes.Contains(msg, []byte(`"retryAfterMs"`)) {
+		return ""
+	}
+	e := replyError(msg)
+	if e == nil || len(e.Data) == 0 {
+		return ""
+	}
+	var d struct {
+		RetryAfterMs float64 `json:"retryAfterMs"`
+	}
+	if json.Unmarshal(e.Data, &d) != nil || d.RetryAfterMs <= 0 {
+		return ""
+	}
+	return strconv.Itoa(int(math.Ceil(d.RetryAfterMs / 1000)))
 }
 
 // replyStatus is the HTTP status of a plain JSON reply: 400 for an error

@@ -1,0 +1,162 @@
+package gateway
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// Limit is a token bucket: Rate calls a second on average, up to Burst
+// at once. A zero Rate means no limit.
+type Limit struct {
+	Rate  float64
+	Burst int
+}
+
+// Limits bound each caller's tool calls. Callers are told apart by
+// principal (and tenant, once tenants are configured); anonymous callers
+// share one bucket.
+type Limits struct {
+	// Calls limits a caller's tool calls, all tools together.
+	Calls Limit
+	// Tools limits a caller's calls of one published tool.
+	Tools map[string]Limit
+	// Concurrent bounds a caller's calls in flight (0 = no bound).
+	Concurrent int
+}
+
+// limiter enforces Limits as middleware around tools/call.
+type limiter struct {
+	limits Limits
+
+	mu      sync.Mutex
+	buckets map[string]*bucket
+	swept   time.Time
+}
+
+type bucket struct {
+	lim      *rate.Limiter
+	inflight int
+	lastUsed time.Time
+}
+
+func newLimiter(l Limits) *limiter {
+	return &limiter{limits: l, buckets: map[string]*bucket{}, swept: time.Now()}
+}
+
+// middleware refuses a tools/call over a limit with CodeRateLimited and
+// the delay after which it would pass (data.retryAfterMs; HTTP adds
+// Retry-After), before it reaches any upstream.
+func (l *limiter) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, req *mcp.Request) (any, error) {
+		if req.Method != "tools/call" {
+			return next(ctx, req)
+		}
+		who := callerKey(ctx)
+		tool := toolName(req)
+		release, err := l.admit(who, tool)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		return next(ctx, req)
+	}
+}
+
+func callerKey(ctx context.Context) string {
+	return mcp.PrincipalFrom(ctx)
+}
+
+// toolName reads params.name without decoding the arguments.
+func toolName(req *mcp.Request) string {
+	var p struct {
+		Name string `json:"name"`
+	}
+	jsonUnmarshal(req.RawParams, &p)
+	return p.Name
+}
+
+func (l *limiter) admit(who, tool string) (func(), error) {
+	now := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sweep(now)
+	var delays []time.Duration
+	var reserved []*rate.Reservation
+	take := func(key string, lim Limit) *bucket {
+		b := l.buckets[key]
+		if b == nil {
+			b = &bucket{}
+			if lim.Rate > 0 {
+				b.lim = rate.NewLimiter(rate.Limit(lim.Rate), max(lim.Burst, 1))
+			}
+			l.buckets[key] = b
+		}
+		b.lastUsed = now
+		if b.lim != nil {
+			r := b.lim.ReserveN(now, 1)
+			reserved = append(reserved, r)
+			delays = append(delays, r.DelayFrom(now))
+		}
+		return b
+	}
+	caller := take("c\x00"+who, l.limits.Calls)
+	if tl, ok := l.limits.Tools[tool]; ok {
+		take("t\x00"+who+"\x00"+tool, tl)
+	}
+	var wait time.Duration
+	for _, d := range delays {
+		wait = max(wait, d)
+	}
+	if wait > 0 {
+		for _, r := range reserved {
+			r.CancelAt(now)
+		}
+		ms := int64(math.Ceil(float64(wait) / float64(time.Millisecond)))
+		return nil, jsonrpc.Errorf(CodeRateLimited, "Rate limit exceeded: too many calls%s; retry in %d ms", forTool(tool, l.limits.Tools), ms).
+			WithData(map[string]any{"retryAfterMs": ms})
+	}
+	if n := l.limits.Concurrent; n > 0 {
+		if caller.inflight >= n {
+			for _, r := range reserved {
+				r.CancelAt(now)
+			}
+			return nil, jsonrpc.Errorf(CodeRateLimited, "Rate limit exceeded: %d calls already in flight, the most allowed; retry when one ends", n).
+				WithData(map[string]any{"retryAfterMs": 100})
+		}
+		caller.inflight++
+		return func() {
+			l.mu.Lock()
+			caller.inflight--
+			l.mu.Unlock()
+		}, nil
+	}
+	return func() {}, nil
+}
+
+func forTool(tool string, tools map[string]Limit) string {
+	if _, ok := tools[tool]; ok {
+		return " of " + tool
+	}
+	return ""
+}
+
+// sweep forgets buckets unused for a while (they are full again by
+// then), so that the map does not grow with every caller ever seen.
+func (l *limiter) sweep(now time.Time) {
+	if now.Sub(l.swept) < time.Minute {
+		return
+	}
+	l.swept = now
+	for k, b := range l.buckets {
+		if b.inflight == 0 && now.Sub(b.lastUsed) > 10*time.Minute {
+			delete(l.buckets, k)
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpgate/mcpgate/gateway/config"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
+)
+
+// A flood of calls from one caller: the excess gets -32001 with the
+// delay in data (and Retry-After over HTTP), nothing else fails, and
+// another caller is not held back.
+func TestGatewayRateLimitFlood(t *testing.T) {
+	var logs logBuffer
+	up := httpServer(t, "alpha")
+	cfg := &config.Config{Servers: map[string]*config.Server{"alpha": up}}
+	g, err := New(cfg, &Options{Logger: logs.logger(), Limits: Limits{Calls: Limit{Rate: 2, Burst: 5}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); g.Close() }()
+	g.Start(ctx)
+	waitState(t, g, StateReady)
+	h := mcphttp.NewHandler(g.Server(), &mcphttp.Options{Principal: func(r *http.Request) string { return r.Header.Get("X-User") }})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	connect := func(user string) *mcp.ClientSession {
+		cs, err := mcp.NewClient(nil, nil).Connect(context.Background(), &mcphttp.ClientTransport{Endpoint: srv.URL + "/mcp", Header: http.Header{"X-User": {user}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	alice, bob := connect("alice"), connect("bob")
+
+	var mu sync.Mutex
+	ok, limited := 0, 0
+	var wg sync.WaitGroup
+	for range 30 {
+		wg.Go(func() {
+			_, err := alice.CallTool(context.Background(), "alpha_echo", map[string]string{"text": "x"})
+			mu.Lock()
+			defer mu.Unlock()
+			var e *jsonrpc.Error
+			switch {
+			case err == nil:
+				ok++
+			case errors.As(err, &e) && e.Code == CodeRateLimited && strings.Contains(string(e.Data), "retryAfterMs"):
+				limited++
+			default:
+				t.Errorf("a call failed otherwise: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if ok < 5 || limited == 0 || ok+limited != 30 {
+		t.Errorf("%d passed, %d limited", ok, limited)
+	}
+	if got := callText(t, bob, "alpha_echo", map[string]string{"text": "bob"}); got != "alpha: bob" {
+		t.Errorf("bob: %q", got)
+	}
+	// Over HTTP the refusal also says when, in Retry-After.
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"alpha_echo","arguments":{"text":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	var sawRetry bool
+	for range 10 {
+		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(body))
+		for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+			"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "alpha_echo", "X-User": "carol"} {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.Header.Get("Retry-After") != "" {
+			sawRetry = true
+			break
+		}
+	}
+	if !sawRetry {
+		t.Error("no Retry-After on a rate-limited HTTP call")
+	}
+}
