@@ -79,7 +79,7 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 	so.CompletionHandler = g.complete
 	so.ResourceFallback = g.readResource
 	g.limiter = newLimiter(opts.Limits)
-	so.Middleware = append([]mcp.Middleware{g.limiter.middleware}, so.Middleware...)
+	so.Middleware = append([]mcp.Middleware{g.requestLog, g.limiter.middleware}, so.Middleware...)
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "mcpgate", Version: g.version}, &so)
 	if opts.Setup != nil {
 		if err := opts.Setup(g.server); err != nil {

@@ -92,3 +92,20 @@ func TestGatewayRateLimitFlood(t *testing.T) {
 		t.Error("no Retry-After on a rate-limited HTTP call")
 	}
 }
+
+// Every request is logged once with its outcome, and a tool call's
+// secret-looking arguments never reach the log.
+func TestGatewayRequestLog(t *testing.T) {
+	var logs logBuffer
+	_, cs := startGateway(t, &logs, nil, httpServer(t, "alpha"))
+	cs.CallTool(context.Background(), "alpha_echo", map[string]any{"text": "hello", "apiToken": "s3cr3t-value", "long": strings.Repeat("x", 500)})
+	out := logs.String()
+	for _, want := range []string{`msg="gateway: request" method=tools/call`, "tool=alpha_echo", "upstream=alpha", "outcome=tool_error", "apiToken:[redacted]", "(500 bytes)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the log lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "s3cr3t-value") {
+		t.Error("a secret argument was logged")
+	}
+}
