@@ -48,6 +48,15 @@ func connectMCPGo(ctx context.Context, tr transport.Interface, version string) (
 func (s *mcpgoSession) Negotiated() string { return s.negotiated }
 func (s *mcpgoSession) ServerName() string { return s.server }
 
+// PingMethod: at 2026-07-28 mcp-go's Ping returns at once and sends
+// nothing, so there is nothing to check.
+func (s *mcpgoSession) PingMethod() string {
+	if s.negotiated == modernRevision {
+		return ""
+	}
+	return "ping"
+}
+
 func (s *mcpgoSession) ListTools(ctx context.Context) ([]string, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()

@@ -32,6 +32,15 @@ func connectOurs(ctx context.Context, t *testing.T, tr mcp.Transport, version st
 
 func (s *oursSession) Negotiated() string { return s.cs.ProtocolVersion() }
 
+// PingMethod: at 2026-07-28, which has no ping, our client's Ping sends
+// server/discover.
+func (s *oursSession) PingMethod() string {
+	if s.cs.ProtocolVersion() == modernRevision {
+		return "server/discover"
+	}
+	return "ping"
+}
+
 func (s *oursSession) ServerName() string {
 	if r := s.cs.InitializeResult(); r != nil && r.ServerInfo != nil {
 		return r.ServerInfo.Name

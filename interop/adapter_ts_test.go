@@ -16,9 +16,9 @@ import (
 )
 
 // tsDriver is one Node process running node/ts-client.mjs: the TypeScript
-// SDK's client, driven line by line over the process's stdin and stdout.
-// One driver serves many sessions, one after the other, to spare Node's
-// start-up.
+// SDK's client (1.x, or v2 with --v2), driven line by line over the
+// process's stdin and stdout. One driver serves many sessions, one after the
+// other, to spare Node's start-up.
 type tsDriver struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
@@ -28,9 +28,9 @@ type tsDriver struct {
 	nextID int
 }
 
-func startTSDriver(t *testing.T) *tsDriver {
+func startTSDriver(t *testing.T, args ...string) *tsDriver {
 	t.Helper()
-	cmd := exec.Command(env.node, filepath.Join(env.dir, "node", "ts-client.mjs"))
+	cmd := exec.Command(env.node, append([]string{filepath.Join(env.dir, "node", "ts-client.mjs")}, args...)...)
 	cmd.SysProcAttr = sysProcAttr()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -78,6 +78,8 @@ type tsReply struct {
 	Late         []progressEvent `json:"late"`
 	Negotiated   string          `json:"negotiated"`
 	Offered      string          `json:"offered"`
+	Era          string          `json:"era"`    // v2: legacy or modern
+	Method       string          `json:"method"` // what ping sent
 	ServerInfo   struct{ Name string }
 	ClientErrors []string `json:"clientErrors"`
 }
@@ -120,6 +122,7 @@ func (d *tsDriver) do(ctx context.Context, cmd map[string]any) (*tsReply, error)
 type tsSession struct {
 	d          *tsDriver
 	negotiated string
+	era        string
 	server     string
 	closed     bool
 	// clientErrors is what the SDK reported through onerror, known once
@@ -134,6 +137,9 @@ type tsTarget struct {
 	args      []string
 	env       map[string]string
 	url       string
+	// negotiation is the v2 client's versionNegotiation mode: legacy (its
+	// default), auto or pin (2026-07-28).
+	negotiation string
 }
 
 func (d *tsDriver) connect(ctx context.Context, tgt tsTarget, version string) (*tsSession, error) {
@@ -141,15 +147,27 @@ func (d *tsDriver) connect(ctx context.Context, tgt tsTarget, version string) (*
 	if version != "" {
 		cmd["protocolVersion"] = version
 	}
+	if tgt.negotiation != "" {
+		cmd["negotiation"] = tgt.negotiation
+	}
 	r, err := d.do(ctx, cmd)
 	if err != nil {
 		return nil, err
 	}
-	return &tsSession{d: d, negotiated: r.Negotiated, server: r.ServerInfo.Name}, nil
+	return &tsSession{d: d, negotiated: r.Negotiated, era: r.Era, server: r.ServerInfo.Name}, nil
 }
 
 func (s *tsSession) Negotiated() string { return s.negotiated }
 func (s *tsSession) ServerName() string { return s.server }
+
+// PingMethod: the v2 client at 2026-07-28, which has no ping, checks the
+// server is there with server/discover instead.
+func (s *tsSession) PingMethod() string {
+	if s.era == "modern" {
+		return "server/discover"
+	}
+	return "ping"
+}
 
 func (s *tsSession) ListTools(ctx context.Context) ([]string, error) {
 	r, err := s.d.do(ctx, map[string]any{"op": "listTools"})
@@ -258,8 +276,14 @@ func (s *tsSession) GetPrompt(ctx context.Context, name string, args map[string]
 }
 
 func (s *tsSession) Ping(ctx context.Context) error {
-	_, err := s.d.do(ctx, map[string]any{"op": "ping"})
-	return err
+	r, err := s.d.do(ctx, map[string]any{"op": "ping"})
+	if err != nil {
+		return err
+	}
+	if r.Method != s.PingMethod() {
+		return fmt.Errorf("the driver sent %s, want %s", r.Method, s.PingMethod())
+	}
+	return nil
 }
 
 func (s *tsSession) Close() error {

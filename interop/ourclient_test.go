@@ -32,6 +32,10 @@ type serverUnderTest struct {
 	// HTTP transport falls back to it when the first POST is refused.
 	sse      func(t *testing.T) string
 	scenario func(ctx context.Context, t *testing.T, r *row, s session)
+	// defaultWants is the revision our client's default (a server/discover
+	// probe) must reach, where the server is known to speak 2026-07-28;
+	// "" checks nothing.
+	defaultWants string
 }
 
 func ourStdioTransport(t *testing.T, name string, args, extraEnv []string) mcp.Transport {
@@ -85,11 +89,11 @@ func runWithOurClient(t *testing.T, s serverUnderTest) {
 					}
 				}()
 				checkNegotiated(t, r, sess)
-				s.scenario(ctx, t, r, sess)
-				if err := sess.Ping(ctx); err != nil {
-					fatalf(t, r, "ping: %v", err)
+				if v == "default" && s.defaultWants != "" && sess.Negotiated() != s.defaultWants {
+					fatalf(t, r, "the default reached %q, want %s", sess.Negotiated(), s.defaultWants)
 				}
-				r.check("ping")
+				s.scenario(ctx, t, r, sess)
+				checkPing(ctx, t, r, sess)
 			})
 		}
 	}
@@ -334,7 +338,9 @@ func goPeer(name, bin, greeting string) serverUnderTest {
 			_, url := startHTTPServer(t, bin, []string{"-addr", "127.0.0.1:0"}, nil, regexp.MustCompile(`listening on (http://\S+)`))
 			return url
 		},
-		scenario: func(ctx context.Context, t *testing.T, r *row, s session) { peerScenario(ctx, t, r, s, greeting) },
+		scenario: func(ctx context.Context, t *testing.T, r *row, s session) {
+			peerScenario(ctx, t, r, s, greeting, false)
+		},
 	}
 }
 
@@ -343,14 +349,65 @@ func TestGoSDKServer(t *testing.T) {
 	runWithOurClient(t, goPeer("Go SDK v1.8.0 server", env.gosdkPeer, "hello from gosdk"))
 }
 
+// TestGoSDKStatelessServer: the Go SDK's handler with
+// StreamableHTTPOptions{Stateless: true}, which is how it serves
+// 2026-07-28; our client's default should reach that revision.
+func TestGoSDKStatelessServer(t *testing.T) {
+	t.Parallel()
+	runWithOurClient(t, serverUnderTest{
+		name: "Go SDK v1.8.0 server (stateless HTTP)",
+		http: func(t *testing.T) string {
+			_, url := startHTTPServer(t, env.gosdkPeer, []string{"-addr", "127.0.0.1:0", "-stateless"}, nil, regexp.MustCompile(`listening on (http://\S+)`))
+			return url
+		},
+		scenario: func(ctx context.Context, t *testing.T, r *row, s session) {
+			peerScenario(ctx, t, r, s, "hello from gosdk", s.Negotiated() != modernRevision)
+		},
+		defaultWants: modernRevision,
+	})
+}
+
 func TestMCPGoServer(t *testing.T) {
 	t.Parallel()
 	runWithOurClient(t, goPeer("mcp-go v1.2.1 server", env.mcpgoPeer, "hello from mcpgo"))
 }
 
-// peerScenario is a session with a peers/ server: tools, progress, a
-// resource, a prompt, and a cancellation its handler must see.
-func peerScenario(ctx context.Context, t *testing.T, r *row, s session, greeting string) {
+// TestTypeScriptV2Server: node/ts-v2-server.mjs, the peers' surface on the
+// TypeScript SDK v2 server (@modelcontextprotocol/server), served in both
+// eras from one factory: serveStdio over stdio, createMcpHandler over HTTP
+// (2026-07-28, and 2025 revisions through its stateless fallback, a fresh
+// server for each request).
+func TestTypeScriptV2Server(t *testing.T) {
+	t.Parallel()
+	script := filepath.Join(env.dir, "node", "ts-v2-server.mjs")
+	runWithOurClient(t, serverUnderTest{
+		name: "TS SDK v2 2.4.0 server (serveStdio, createMcpHandler)",
+		stdio: func(t *testing.T) (string, []string, []string) {
+			return env.node, []string{script, "--stdio"}, nil
+		},
+		http: func(t *testing.T) string {
+			_, url := startHTTPServer(t, env.node, []string{script, "--addr", "127.0.0.1:0"}, nil, regexp.MustCompile(`listening on (http://\S+)`))
+			return url
+		},
+		scenario: func(ctx context.Context, t *testing.T, r *row, s session) {
+			stateless := r.Transport == transportLabel["http"] && s.Negotiated() != modernRevision
+			peerScenario(ctx, t, r, s, "hello from ts-v2", stateless)
+		},
+		defaultWants: modernRevision,
+	})
+}
+
+// peerScenario is a session with a peers/ server: tools (one failing),
+// progress, a resource, a prompt, and a cancellation its handler must see.
+//
+// statelessLegacy is a session at a 2025 revision with a server that
+// serves each HTTP request with a fresh instance (the Go SDK's Stateless
+// option, the TS v2 SDK's legacy fallback): no instance saw initialize, so
+// the server cannot name the client, and a notifications/cancelled, a POST
+// of its own, reaches an instance that is not running the call. There the
+// cancellation is checked on our side (the call ends at once, the session
+// goes on), and the matrix says whether the handler saw it anyway.
+func peerScenario(ctx context.Context, t *testing.T, r *row, s session, greeting string, statelessLegacy bool) {
 	names, err := s.ListTools(ctx)
 	if err != nil {
 		fatalf(t, r, "tools/list: %v", err)
@@ -364,6 +421,10 @@ func peerScenario(ctx context.Context, t *testing.T, r *row, s session, greeting
 	res, err := s.CallTool(ctx, "echo", map[string]any{"text": "héllo ✓ \"quoted\"\n"})
 	if err != nil || res.IsError || res.text() != "héllo ✓ \"quoted\"\n" {
 		fatalf(t, r, "echo: %v %+v", err, res)
+	}
+	res, err = s.CallTool(ctx, "fail", nil)
+	if err != nil || !res.IsError {
+		fatalf(t, r, "fail: want an isError result, got %v %+v", err, res)
 	}
 	res, err = s.CallTool(ctx, "session", nil)
 	if err != nil || res.IsError {
@@ -379,7 +440,11 @@ func peerScenario(ctx context.Context, t *testing.T, r *row, s session, greeting
 	if want == "default" {
 		want = s.Negotiated()
 	}
-	if info.ClientName != "interop-mcpgate-client" || (info.Offered != "" && info.Offered != want) {
+	wantName := "interop-mcpgate-client"
+	if statelessLegacy && info.ClientName == "" {
+		wantName = "" // no instance that saw initialize is left to ask
+	}
+	if info.ClientName != wantName || (info.Offered != "" && info.Offered != want) {
 		fatalf(t, r, "the server saw %+v, want our client offering %s", info, r.Offered)
 	}
 	r.check("tools/call")
@@ -399,5 +464,45 @@ func peerScenario(ctx context.Context, t *testing.T, r *row, s session, greeting
 		fatalf(t, r, "prompts/get: %v %q", err, texts)
 	}
 	r.check("prompts/get")
+	if statelessLegacy {
+		checkCancelStateless(ctx, t, r, s)
+		return
+	}
 	checkCancel(ctx, t, r, s, "slow", "cancel_state")
+}
+
+// checkCancelStateless cancels a slow call at its first progress
+// notification where the server may not be able to tell the handler (see
+// peerScenario): the call must end at once and the session go on; the
+// check is "cancel" if the handler was cancelled all the same, else
+// "cancel(client side)" with a note.
+func checkCancelStateless(ctx context.Context, t *testing.T, r *row, s session) {
+	t.Helper()
+	key := uniqueKey(t)
+	cctx, cancel := context.WithTimeout(ctx, waitTimeout)
+	defer cancel()
+	start := time.Now()
+	if err := s.CancelAtFirstProgress(cctx, "slow", map[string]any{"key": key}); err != nil {
+		fatalf(t, r, "cancelling slow: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		fatalf(t, r, "the cancelled call took %v to return", d)
+	}
+	res, err := s.CallTool(ctx, "cancel_state", map[string]any{"key": key, "waitMs": 1000})
+	if err != nil || res.IsError {
+		fatalf(t, r, "cancel_state after a cancellation: %v %s", err, res.text())
+	}
+	var st struct{ State, Cause string }
+	if err := res.decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	switch st.State {
+	case "cancelled":
+		r.check("cancel")
+	case "running":
+		r.check("cancel(client side)")
+		r.note("stateless HTTP at a 2025 revision: the server's handler did not see the cancellation")
+	default:
+		fatalf(t, r, "slow after a cancellation: state %q (%s)", st.State, st.Cause)
+	}
 }

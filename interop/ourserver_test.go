@@ -7,6 +7,7 @@ package interop
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -107,8 +108,8 @@ func TestGoSDKClient(t *testing.T) {
 	t.Parallel()
 	runWithOurServer(t, clientUnderTest{
 		name: "Go SDK v1.8.0 client",
-		// The SDK's default is 2026-07-28 through server/discover, which
-		// mcpgate does not speak: it must fall back to initialize.
+		// The SDK's default probes with server/discover: mcpgate speaks
+		// 2026-07-28, so that is what the default reaches.
 		versions: map[string][]string{"stdio": withDefault, "http": withDefault, "sse": {"2024-11-05"}},
 		feats:    func(string) features { return allFeatures },
 		connect: func(ctx context.Context, t *testing.T, tgt target, v string) (session, error) {
@@ -173,6 +174,31 @@ func TestTypeScriptClient(t *testing.T) {
 		feats:    func(string) features { return allFeatures },
 		connect: func(ctx context.Context, t *testing.T, tgt target, v string) (session, error) {
 			return d.connect(ctx, tsTarget{transport: tgt.transport, command: tgt.command, args: tgt.args, url: tgt.url}, v)
+		},
+	})
+}
+
+// TestTypeScriptV2Client is the TypeScript SDK v2 client
+// (@modelcontextprotocol/client) in each of its versionNegotiation modes:
+// its default, legacy (initialize, offering 2025-11-25); "auto" (a
+// server/discover probe, then 2026-07-28 or initialize; over stdio the
+// probe runs on a sibling process); and pinned to 2026-07-28.
+func TestTypeScriptV2Client(t *testing.T) {
+	t.Parallel()
+	d := startTSDriver(t, "--v2")
+	modes := []string{"", "auto", modernRevision}
+	runWithOurServer(t, clientUnderTest{
+		name:     "TS SDK v2 2.4.0 client",
+		versions: map[string][]string{"stdio": modes, "http": modes, "sse": {""}},
+		feats:    func(string) features { return allFeatures },
+		connect: func(ctx context.Context, t *testing.T, tgt target, v string) (session, error) {
+			mode := map[string]string{"": "legacy", "auto": "auto", modernRevision: "pin"}[v]
+			s, err := d.connect(ctx, tsTarget{transport: tgt.transport, command: tgt.command, args: tgt.args, url: tgt.url, negotiation: mode}, "")
+			if err == nil && v != "" && s.Negotiated() != modernRevision {
+				s.Close()
+				return nil, fmt.Errorf("negotiation %s reached %q, want %s: mcpgate speaks it", mode, s.Negotiated(), modernRevision)
+			}
+			return s, err
 		},
 	})
 }

@@ -1,9 +1,15 @@
-// Drives the TypeScript SDK's client (@modelcontextprotocol/sdk) for a Go
-// test, which makes the assertions. It reads one JSON command a line on
-// stdin and answers each with one JSON line on stdout:
+// Drives a TypeScript SDK client for a Go test, which makes the
+// assertions: the SDK 1.x client (@modelcontextprotocol/sdk) by default, or
+// with --v2 the SDK v2 client (@modelcontextprotocol/client). It reads one
+// JSON command a line on stdin and answers each with one JSON line on
+// stdout:
 //
 //   {id, op: "connect", transport: "stdio"|"http"|"sse", command, args,
-//        env, url, protocolVersion}   -> {negotiated, offered, serverInfo}
+//        env, url, protocolVersion, negotiation}
+//        -> {negotiated, offered, era, serverInfo}
+//        negotiation (v2 only): "legacy" (its default), "auto" (a
+//        server/discover probe, then 2026-07-28 or initialize) or "pin"
+//        (2026-07-28 or nothing)
 //   {id, op: "listTools"}             -> {result}
 //   {id, op: "callTool", name, arguments, progress} -> {result, progress,
 //        late: progress the SDK reported as for an unknown token, see below}
@@ -12,20 +18,47 @@
 //        progress notification (so the server has started it), then waits
 //        for the call to reject            -> {progress}
 //   {id, op: "readResource", uri} / {id, op: "getPrompt", name, arguments}
-//   {id, op: "ping"}
+//   {id, op: "ping"}                  -> {method}: ping, or server/discover
+//        on a v2 connection at 2026-07-28, which has no ping
 //   {id, op: "close"}                 -> {clientErrors}: what the SDK
 //        reported through onerror, such as a response to a request it had
 //        cancelled
+//
+// The 1.x SDK's experimental tasks API (client.experimental.tasks, the
+// 2025-11-25 tasks):
+//
+//   {id, op: "taskStream", name, arguments, ttl, cancel, ready}
+//        callToolStream with params.task: every message it yields, in
+//        order -> {result: {events: [{type, taskId, status, statusMessage,
+//        pollInterval, result, error}]}}. With cancel, once the task is
+//        created the driver first calls the tool ready names (if any; a
+//        tool that waits until the task's handler runs), then sends
+//        tasks/cancel -> also result.readyResult and result.cancelResult,
+//        and lets the stream run to its end.
+//   {id, op: "taskGet", taskId} / {id, op: "taskResult", taskId} /
+//   {id, op: "taskList"} / {id, op: "taskCancel", taskId} -> {result}
+//
 // Every answer has ok, and error when ok is false. One session at a time.
 //
-// The SDK always offers its newest revision; to speak an older one the
+// The 1.x SDK always offers its newest revision; to speak an older one the
 // initialize request is rewritten on its way out, which is all a client
-// pinned to that revision does differently in the handshake.
+// pinned to that revision does differently in the handshake. The v2 client
+// is left as it is: its transport is not wrapped, so that its own stdio
+// probe (on a sibling process) runs as in real use, and it says itself
+// which revision it negotiated.
 import { createInterface } from "node:readline";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+
+const V2 = process.argv.includes("--v2");
+const sdk = V2
+  ? { ...(await import("@modelcontextprotocol/client")), ...(await import("@modelcontextprotocol/client/stdio")) }
+  : {
+      ...(await import("@modelcontextprotocol/sdk/client/index.js")),
+      ...(await import("@modelcontextprotocol/sdk/client/stdio.js")),
+      ...(await import("@modelcontextprotocol/sdk/client/streamableHttp.js")),
+      ...(await import("@modelcontextprotocol/sdk/client/sse.js")),
+      ...(await import("@modelcontextprotocol/sdk/types.js")),
+    };
+const { Client, StdioClientTransport, StreamableHTTPClientTransport, SSEClientTransport } = sdk;
 
 const REQUEST_TIMEOUT_MS = 10000;
 // initialize may wait for a bridge (mcp-remote) to reach the server first.
@@ -99,7 +132,13 @@ async function connect(cmd) {
     default:
       throw new Error(`unknown transport ${cmd.transport}`);
   }
-  s.client = new Client({ name: "interop-ts-client", version: "1.0.0" }, { capabilities: {} });
+  const options = { capabilities: {} };
+  if (V2) {
+    const mode = { legacy: "legacy", auto: "auto", pin: { pin: "2026-07-28" } }[cmd.negotiation ?? "legacy"];
+    if (!mode) throw new Error(`unknown negotiation ${cmd.negotiation}`);
+    options.versionNegotiation = { mode };
+  }
+  s.client = new Client({ name: V2 ? "interop-ts-v2-client" : "interop-ts-client", version: "1.0.0" }, options);
   s.lateProgress = [];
   s.client.onerror = (e) => {
     // The SDK hands notifications to their handlers in a microtask but
@@ -117,7 +156,7 @@ async function connect(cmd) {
     s.clientErrors.push(errText(e));
   };
   try {
-    await s.client.connect(new Tap(s.inner, cmd.protocolVersion, rec), { timeout: CONNECT_TIMEOUT_MS });
+    await s.client.connect(V2 ? s.inner : new Tap(s.inner, cmd.protocolVersion, rec), { timeout: CONNECT_TIMEOUT_MS });
   } catch (e) {
     await s.client.close().catch(() => {});
     const err = new Error(errText(e));
@@ -125,7 +164,11 @@ async function connect(cmd) {
     throw err;
   }
   cur = s;
-  return { negotiated: rec.negotiated, offered: rec.offered, serverInfo: s.client.getServerVersion() };
+  if (V2) {
+    s.era = s.client.getProtocolEra();
+    rec.negotiated = s.client.getNegotiatedProtocolVersion();
+  }
+  return { negotiated: rec.negotiated, offered: rec.offered, era: s.era, serverInfo: s.client.getServerVersion() };
 }
 
 async function close() {
@@ -135,7 +178,8 @@ async function close() {
   // A response the server should not have sent (to a cancelled request)
   // arrives as a client error; give a late one a moment.
   await new Promise((r) => setTimeout(r, 100));
-  if (s.kind === "http") {
+  // A 2026-07-28 connection has no session to end.
+  if (s.kind === "http" && s.inner.sessionId) {
     try {
       await s.inner.terminateSession();
     } catch (e) {
@@ -154,7 +198,8 @@ async function handle(cmd) {
   const opts = { timeout: REQUEST_TIMEOUT_MS };
   switch (cmd.op) {
     case "ping":
-      return { result: await client.ping(opts) };
+      if (cur.era === "modern") return { method: "server/discover", result: await client.discover(opts) };
+      return { method: "ping", result: await client.ping(opts) };
     case "listTools":
       return { result: await client.listTools(undefined, opts) };
     case "readResource":
@@ -166,7 +211,7 @@ async function handle(cmd) {
       const o = { ...opts };
       if (cmd.progress) o.onprogress = (p) => progress.push(p);
       cur.lateProgress = [];
-      const result = await client.callTool({ name: cmd.name, arguments: cmd.arguments ?? {} }, undefined, o);
+      const result = await callTool(client, { name: cmd.name, arguments: cmd.arguments ?? {} }, o);
       // Let notification handlers queued behind the response run.
       await new Promise((r) => setTimeout(r, 0));
       const late = cur.lateProgress.map(({ progressToken, ...p }) => p);
@@ -185,16 +230,59 @@ async function handle(cmd) {
         },
       };
       try {
-        await client.callTool({ name: cmd.name, arguments: cmd.arguments ?? {} }, undefined, o);
+        await callTool(client, { name: cmd.name, arguments: cmd.arguments ?? {} }, o);
       } catch (e) {
         if (!ac.signal.aborted) throw e;
         return { progress, rejection: errText(e) };
       }
       throw new Error("the call returned a result although it was cancelled");
     }
+    case "taskStream":
+      return taskStream(client, cmd, opts);
+    case "taskGet":
+      return { result: await tasksAPI(client).getTask(cmd.taskId, opts) };
+    case "taskResult":
+      return { result: await tasksAPI(client).getTaskResult(cmd.taskId, sdk.CallToolResultSchema, opts) };
+    case "taskList":
+      return { result: await tasksAPI(client).listTasks(undefined, opts) };
+    case "taskCancel":
+      return { result: await tasksAPI(client).cancelTask(cmd.taskId, opts) };
     default:
       throw new Error(`unknown op ${cmd.op}`);
   }
+}
+
+// callTool: the v2 client takes no result schema.
+function callTool(client, params, opts) {
+  return V2 ? client.callTool(params, opts) : client.callTool(params, undefined, opts);
+}
+
+function tasksAPI(client) {
+  const api = client.experimental?.tasks;
+  if (V2 || !api) throw new Error("this client has no experimental tasks API");
+  return api;
+}
+
+// taskStream runs callToolStream to its end, recording what it yields.
+async function taskStream(client, cmd, opts) {
+  const api = tasksAPI(client);
+  const events = [];
+  const out = { events };
+  const task = cmd.ttl ? { ttl: cmd.ttl } : {};
+  const stream = api.callToolStream({ name: cmd.name, arguments: cmd.arguments ?? {} }, sdk.CallToolResultSchema, { ...opts, task });
+  for await (const m of stream) {
+    const ev = { type: m.type };
+    if (m.task) Object.assign(ev, { taskId: m.task.taskId, status: m.task.status, statusMessage: m.task.statusMessage, pollInterval: m.task.pollInterval });
+    if (m.type === "result") ev.result = m.result;
+    if (m.type === "error") ev.error = errText(m.error);
+    events.push(ev);
+    if (cmd.cancel && m.type === "taskCreated") {
+      // The generator waits here: nothing is polled until the next turn.
+      if (cmd.ready) out.readyResult = await callTool(client, { name: cmd.ready.name, arguments: cmd.ready.arguments ?? {} }, opts);
+      out.cancelResult = await api.cancelTask(m.task.taskId, opts);
+    }
+  }
+  return { result: out };
 }
 
 const rl = createInterface({ input: process.stdin });

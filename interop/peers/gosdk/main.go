@@ -2,18 +2,24 @@
 // (github.com/modelcontextprotocol/go-sdk), for our client to talk to. Its
 // surface is the one every peer server in interop/peers offers:
 //
-//	tools      echo {text}, count {steps} (progress), slow {key} (runs until
-//	           cancelled), cancel_state {key, waitMs}, session
+//	tools      echo {text}, fail (always a tool error), count {steps}
+//	           (progress), slow {key} (runs until cancelled),
+//	           cancel_state {key, waitMs}, session
 //	resource   interop://greeting
 //	prompt     greet {name}
 //
 //	gosdk -stdio               serve over stdin/stdout
 //	gosdk -addr 127.0.0.1:0    serve Streamable HTTP at /mcp; the URL goes to stderr
+//	gosdk -addr 127.0.0.1:0 -stateless
+//	                           likewise, stateless (StreamableHTTPOptions.Stateless):
+//	                           each POST gets a fresh session, and 2026-07-28
+//	                           requests are served
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -77,6 +83,10 @@ func newServer() *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text"},
 		func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Always fails, as a tool error"},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			return nil, nil, errors.New("this tool always fails")
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "count", Description: "Report progress steps times, then answer"},
 		func(ctx context.Context, req *mcp.CallToolRequest, in countIn) (*mcp.CallToolResult, any, error) {
@@ -145,6 +155,7 @@ func newServer() *mcp.Server {
 func main() {
 	stdio := flag.Bool("stdio", false, "serve over stdin/stdout")
 	addr := flag.String("addr", "", "serve Streamable HTTP on this address (path /mcp)")
+	stateless := flag.Bool("stateless", false, "with -addr: a stateless handler, which also serves 2026-07-28 requests")
 	flag.Parse()
 	log.SetOutput(os.Stderr)
 	switch {
@@ -159,7 +170,13 @@ func main() {
 		}
 		srv := newServer()
 		mux := http.NewServeMux()
-		mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+		var opts *mcp.StreamableHTTPOptions
+		if *stateless {
+			// PropagateRequestCancellation: a 2026-07-28 call is cancelled
+			// by closing its POST, and the handler should see that.
+			opts = &mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true}
+		}
+		mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts))
 		fmt.Fprintf(os.Stderr, "listening on http://%s/mcp\n", ln.Addr())
 		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		log.Fatal(hs.Serve(ln))

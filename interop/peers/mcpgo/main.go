@@ -1,8 +1,9 @@
 // Command mcpgo is an MCP server built on github.com/mark3labs/mcp-go, for
 // our client to talk to. It offers the same surface as peers/gosdk:
 //
-//	tools      echo {text}, count {steps} (progress), slow {key} (runs until
-//	           cancelled), cancel_state {key, waitMs}, session
+//	tools      echo {text}, fail (always a tool error), count {steps}
+//	           (progress), slow {key} (runs until cancelled),
+//	           cancel_state {key, waitMs}, session
 //	resource   interop://greeting
 //	prompt     greet {name}
 //
@@ -76,6 +77,10 @@ func newServer() *server.MCPServer {
 				return mcp.NewToolResultError(err.Error()), nil
 			}
 			return mcp.NewToolResultText(text), nil
+		})
+	s.AddTool(mcp.NewTool("fail", mcp.WithDescription("Always fails, as a tool error")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultError("this tool always fails"), nil
 		})
 	s.AddTool(mcp.NewTool("count", mcp.WithDescription("Report progress steps times, then answer"),
 		mcp.WithNumber("steps", mcp.Required(), mcp.Description("how many progress notifications to send"))),
