@@ -13,7 +13,8 @@ FUZZ_TARGETS := \
 	./taskstore:FuzzDecodeCursor \
 	./mcphttp:FuzzPOST \
 	./mcphttp:FuzzSSEReader \
-	./auth/oauthclient:FuzzParseWWWAuthenticate
+	./auth/oauthclient:FuzzParseWWWAuthenticate \
+	./gateway/config:FuzzParse
 
 .PHONY: test deps vet unit fuzz conformance conformance-next build bench interop
 

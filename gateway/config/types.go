@@ -21,6 +21,15 @@ type Config struct {
 	Servers map[string]*Server `json:"mcpServers"`
 	// Defaults apply to every server that does not set its own.
 	Defaults ServerOptions `json:"defaults,omitempty"`
+
+	// Warnings are what Parse tolerated but a person may want to know:
+	// other clients' keys that mcpgate ignores, VS Code's inputs, unset
+	// variables in disabled servers.
+	Warnings []*Diagnostic `json:"-"`
+
+	// src remembers where values came from, so that Validate can point at
+	// them and Redacted can hide what came from the environment.
+	src *source
 }
 
 // Builtins are the gateway's own tools.
@@ -117,3 +126,19 @@ type Duration time.Duration
 
 // D returns the duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }
+
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// Transport is "stdio" for a command, "sse" for the 2024-11-05 HTTP+SSE
+// transport, and "http" for any other URL: the one switch the gateway
+// needs, whatever name the file used.
+func (s *Server) Transport() string {
+	switch {
+	case s.Command != "":
+		return "stdio"
+	case s.Type == "sse":
+		return "sse"
+	default:
+		return "http"
+	}
+}

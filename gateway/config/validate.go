@@ -1,0 +1,317 @@
+package config
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"net"
+	"net/url"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ProtocolVersions are the values protocolVersion takes; "" and "auto"
+// probe the server and then initialize.
+var ProtocolVersions = []string{"", "auto", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
+
+// Defaults applied by ApplyDefaults.
+const (
+	DefaultSeparator      = "_"
+	DefaultTimeout        = Duration(30 * time.Second)
+	DefaultMaxConcurrency = 32
+	DefaultHealthInterval = Duration(30 * time.Second)
+)
+
+var (
+	serverName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
+	toolName   = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+	hostName   = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$`)
+	httpToken  = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+)
+
+// Validate checks c and reports every problem at once, each with its
+// place in the file when c came from Parse. Parse has already called it;
+// a gateway that builds or changes a Config in code calls it itself.
+func (c *Config) Validate() error {
+	if errs := c.validate(); len(errs) > 0 {
+		sortDiags(errs)
+		return errs
+	}
+	return nil
+}
+
+type checker struct {
+	src  *source
+	errs Errors
+}
+
+func (v *checker) errorf(pos Pos, hint, format string, args ...any) {
+	file := ""
+	if v.src != nil {
+		file = v.src.file
+	}
+	v.errs = append(v.errs, &Diagnostic{File: file, Pos: pos, Msg: fmt.Sprintf(format, args...), Hint: hint})
+}
+
+func (c *Config) validate() Errors {
+	v := &checker{src: c.src}
+	if c.Listen != "" {
+		v.listen(c.Listen)
+	}
+	sep := c.Separator
+	if sep != "" && (len(sep) > 2 || strings.Trim(sep, "_-.") != "") {
+		v.errorf(v.src.at("separator"), `use one or two of "_", "-" and "."; the default is "_"`, "separator %s is not allowed", v.src.shown(sep))
+	}
+	if sep == "" {
+		sep = DefaultSeparator
+	}
+	v.options(&c.Defaults, "defaults")
+	taken := map[string]bool{}
+	for name := range c.Servers {
+		taken[name] = true
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Servers)) {
+		s := c.Servers[name]
+		p := []string{"mcpServers", name}
+		if !serverName.MatchString(name) {
+			v.errorf(v.src.keyAt(p...), fmt.Sprintf("rename it to %q", fixName(name, taken)),
+				"server name %q is not 1 to 32 of a-z, 0-9 and '-' starting with a letter", name)
+		}
+		if name == "tasks" && c.Builtins.Tasks {
+			v.errorf(v.src.keyAt(p...), "rename the server, or turn builtins.tasks off", `server name "tasks" is taken by the built-in task tools`)
+		}
+		if s == nil || v.src.failed(p...) {
+			continue // not an object: already reported
+		}
+		v.server(s, p)
+		v.tools(&s.Tools, name, sep, p)
+	}
+	return v.errs
+}
+
+func (v *checker) listen(addr string) {
+	host, port, err := net.SplitHostPort(addr)
+	_, perr := strconv.ParseUint(port, 10, 16)
+	if err != nil || perr != nil || host != "" && net.ParseIP(host) == nil && !hostName.MatchString(host) {
+		v.errorf(v.src.at("listen"), `write host:port, such as "127.0.0.1:8765", or ":8765" for every interface`,
+			"listen %s is not a host and port", v.src.shown(addr))
+	}
+}
+
+func (v *checker) server(s *Server, p []string) {
+	at := func(k string) Pos { return v.src.at(append(p[:len(p):len(p)], k)...) }
+	failed := func(k string) bool { return v.src.failed(append(p[:len(p):len(p)], k)...) }
+	stdio, remote := s.Command != "", s.URL != ""
+	switch {
+	case stdio && remote:
+		v.errorf(at("url"), "a server is a command (stdio) or a url (HTTP): keep one", "both command and url are set")
+	case !stdio && !remote && !failed("command") && !failed("url"):
+		v.errorf(v.src.keyAt(p...), `add "command" to start it over stdio, or "url" to reach it over HTTP`, "server %q has neither command nor url", s.Name)
+	}
+	switch s.Type {
+	case "":
+	case "stdio":
+		if remote && !stdio {
+			v.errorf(at("type"), `use "http" or "sse" with url, or leave type out`, `type "stdio" needs command, and this server has url`)
+		}
+	case "http", "streamable-http", "sse":
+		if stdio && !remote {
+			v.errorf(at("type"), `use "stdio" with command, or leave type out`, "type %q needs url, and this server has command", s.Type)
+		}
+	default:
+		hint := `use "stdio", "http" (Streamable HTTP) or "sse", or leave it out`
+		if t, ok := suggest(s.Type, []string{"stdio", "http", "streamable-http", "sse"}); ok {
+			hint = fmt.Sprintf("did you mean %q?", t)
+		}
+		v.errorf(at("type"), hint, "type %s is not a transport", v.src.shown(s.Type))
+	}
+	if remote {
+		v.url(s.URL, at("url"))
+	}
+	if remote && !stdio {
+		for _, f := range []struct {
+			k   string
+			set bool
+		}{{"args", s.Args != nil}, {"env", s.Env != nil}, {"cwd", s.Cwd != ""}} {
+			if f.set {
+				v.errorf(at(f.k), "it applies to command (stdio) servers only: remove it", "%s with url", f.k)
+			}
+		}
+	}
+	if stdio && !remote {
+		for _, f := range []struct {
+			k   string
+			set bool
+		}{{"headers", s.Headers != nil}, {"bearerToken", s.BearerToken != ""}, {"oauth", s.OAuth != nil}} {
+			if f.set {
+				v.errorf(at(f.k), "it applies to url (HTTP) servers only: give a command its credentials in env", "%s with command", f.k)
+			}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			v.errorf(v.src.keyAt(append(p, "env", k)...), "a variable name has no '=' or NUL", "env name %q is not a variable name", k)
+		} else if strings.Contains(s.Env[k], "\x00") {
+			v.errorf(v.src.at(append(p, "env", k)...), "remove the NUL byte", "env %q: the value holds a NUL byte", k)
+		}
+	}
+	auth := ""
+	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
+		q := append(p[:len(p):len(p)], "headers", k)
+		if !httpToken.MatchString(k) {
+			v.errorf(v.src.keyAt(q...), "header names are letters, digits and !#$%&'*+-.^_`|~", "header name %q is not valid", k)
+		} else if strings.ContainsAny(s.Headers[k], "\r\n\x00") {
+			v.errorf(v.src.at(q...), "a header value is one line", "header %q: the value holds a line break or NUL", k)
+		}
+		if strings.EqualFold(k, "Authorization") {
+			auth = k
+		}
+	}
+	if strings.ContainsAny(s.BearerToken, " \t\r\n\x00") {
+		v.errorf(at("bearerToken"), "the token is one word: check for a stray space or line break", "bearerToken holds white space")
+	}
+	credentials := 0
+	for _, set := range []bool{auth != "", s.BearerToken != "", s.OAuth != nil} {
+		if set {
+			credentials++
+		}
+	}
+	if credentials > 1 && remote {
+		v.errorf(at("bearerToken"), "each sets Authorization: keep one", "more than one of headers.Authorization, bearerToken and oauth")
+	}
+	if s.OAuth != nil {
+		v.oauth(s.OAuth, append(p[:len(p):len(p)], "oauth"))
+	}
+	v.options(&s.ServerOptions, p...)
+}
+
+func (v *checker) url(u string, pos Pos) {
+	// The URL is not quoted in messages: it may carry a token.
+	parsed, err := url.Parse(u)
+	switch {
+	case err != nil:
+		v.errorf(pos, "check for spaces or stray characters; write https://host/path", "url is not a valid URL")
+	case parsed.Scheme != "http" && parsed.Scheme != "https":
+		v.errorf(pos, "write an absolute URL such as https://example.com/mcp", "url must start with http:// or https://")
+	case parsed.Host == "":
+		v.errorf(pos, "write an absolute URL such as https://example.com/mcp", "url has no host")
+	}
+}
+
+func (v *checker) oauth(o *OAuth, p []string) {
+	at := func(k string) Pos { return v.src.at(append(p[:len(p):len(p)], k)...) }
+	switch o.Grant {
+	case "authorization_code":
+	case "client_credentials":
+		if o.ClientID == "" && !v.src.failed(append(p, "clientId")...) {
+			v.errorf(at("clientId"), "the client_credentials grant needs the client's id and secret", "oauth has no clientId")
+		}
+		if o.ClientSecret == "" && !v.src.failed(append(p, "clientSecret")...) {
+			v.errorf(at("clientSecret"), "the client_credentials grant needs the client's id and secret", "oauth has no clientSecret")
+		}
+	default:
+		if v.src.failed(append(p, "grant")...) {
+			break
+		}
+		hint := `use "client_credentials" (a service account) or "authorization_code" (log in once with mcpgate login SERVER)`
+		if g, ok := suggest(o.Grant, []string{"client_credentials", "authorization_code"}); ok && o.Grant != "" {
+			hint = fmt.Sprintf("did you mean %q?", g)
+		}
+		if o.Grant == "" {
+			v.errorf(at("grant"), hint, "oauth has no grant")
+		} else {
+			v.errorf(at("grant"), hint, "oauth grant %s is not supported", v.src.shown(o.Grant))
+		}
+	}
+	for i, s := range o.Scopes {
+		if s == "" || strings.ContainsAny(s, " \t\r\n\"\\") {
+			v.errorf(v.src.at(append(p, "scopes", strconv.Itoa(i))...), "one scope per list item, without spaces or quotes", "scope %s is not valid", v.src.shown(s))
+		}
+	}
+}
+
+func (v *checker) options(o *ServerOptions, p ...string) {
+	at := func(k string) Pos { return v.src.at(append(p[:len(p):len(p)], k)...) }
+	if o.Start != "" && o.Start != "lazy" && o.Start != "eager" {
+		v.errorf(at("start"), `use "lazy" (start on first use) or "eager" (start at load)`, "start %s is not lazy or eager", v.src.shown(o.Start))
+	}
+	if !slices.Contains(ProtocolVersions, o.ProtocolVersion) {
+		v.errorf(at("protocolVersion"), "use "+strings.Join(ProtocolVersions[2:], ", ")+`, or "auto" to negotiate`,
+			"protocolVersion %s is not a revision mcpgate speaks", v.src.shown(o.ProtocolVersion))
+	}
+	if o.Timeout < 0 {
+		v.errorf(at("timeout"), "use a positive duration, or leave it out for the default of 30s", "timeout is negative")
+	}
+	if o.IdleTimeout < 0 {
+		v.errorf(at("idleTimeout"), "use a positive duration, or leave it out (0) to never stop the server", "idleTimeout is negative")
+	}
+	if o.MaxConcurrency < 0 {
+		v.errorf(at("maxConcurrency"), "use a positive number, or leave it out for the default of 32", "maxConcurrency is negative")
+	}
+}
+
+func (v *checker) tools(t *ToolPolicy, server, sep string, p []string) {
+	p = append(p[:len(p):len(p)], "tools")
+	for _, list := range []struct {
+		key  string
+		pats []string
+	}{{"allow", t.Allow}, {"deny", t.Deny}} {
+		for i, pat := range list.pats {
+			if _, err := path.Match(pat, ""); err != nil || pat == "" {
+				v.errorf(v.src.at(append(p, list.key, strconv.Itoa(i))...), `globs use * ? and [a-z]; escape a literal one with \`,
+					"%s[%d] %s is not a valid pattern", list.key, i, v.src.shown(pat))
+			}
+		}
+	}
+	targets := map[string]string{}
+	for _, from := range slices.Sorted(maps.Keys(t.Rename)) {
+		to := t.Rename[from]
+		pos := v.src.at(append(p, "rename", from)...)
+		final := server + sep + to
+		switch {
+		case !toolName.MatchString(to):
+			v.errorf(pos, "tool names are 1 to 128 of A-Z, a-z, 0-9, '_', '-' and '.'", "rename %q: %s is not a valid tool name", from, v.src.shown(to))
+		case len(final) > 128:
+			v.errorf(pos, fmt.Sprintf("shorten it to %d characters or fewer", 128-len(server)-len(sep)),
+				"rename %q: with the prefix %q the tool's name is %d characters, over 128", from, server+sep, len(final))
+		case targets[to] != "":
+			v.errorf(pos, "give each tool its own name", "rename %q: %q is also the new name of %q", from, to, targets[to])
+		}
+		targets[to] = from
+	}
+	for k := range t.Descriptions {
+		if k == "" {
+			v.errorf(v.src.keyAt(append(p, "descriptions", k)...), "name the upstream tool", "descriptions has an empty tool name")
+		}
+	}
+}
+
+// ApplyDefaults fills what the file left unset: the separator, and in
+// each server first the file's defaults, then the built-in ones. Start
+// defaults to lazy for a command and eager for a URL.
+func (c *Config) ApplyDefaults() {
+	if c.Separator == "" {
+		c.Separator = DefaultSeparator
+	}
+	for name, s := range c.Servers {
+		if s == nil {
+			continue
+		}
+		s.Name = name
+		o, d := &s.ServerOptions, c.Defaults
+		start := "eager" // a remote server costs nothing to keep connected
+		if s.Command != "" {
+			start = "lazy"
+		}
+		o.Start = cmp.Or(o.Start, d.Start, start)
+		o.IdleTimeout = cmp.Or(o.IdleTimeout, d.IdleTimeout)
+		o.Timeout = cmp.Or(o.Timeout, d.Timeout, DefaultTimeout)
+		o.MaxConcurrency = cmp.Or(o.MaxConcurrency, d.MaxConcurrency, DefaultMaxConcurrency)
+		o.ProtocolVersion = cmp.Or(o.ProtocolVersion, d.ProtocolVersion)
+		o.HealthInterval = cmp.Or(o.HealthInterval, d.HealthInterval, DefaultHealthInterval)
+	}
+}
