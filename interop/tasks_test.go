@@ -192,12 +192,8 @@ func tsTasksScenario(ctx context.Context, t *testing.T, r *row, s *tsSession) {
 			terminal = e.Status
 		}
 	}
-	switch terminal {
-	case "failed":
-	case "completed":
-		r.note("a tool error ends a 2025-11-25 task completed, not failed")
-	default:
-		fatalf(t, r, "failing_job: ended %q: %v", terminal, st.statuses())
+	if terminal != "failed" { // 2025-11-25: a tool error fails the task
+		fatalf(t, r, "failing_job: ended %q, want failed: %v", terminal, st.statuses())
 	}
 	if err := s.taskOp(ctx, "taskResult", id, &res); err != nil {
 		fatalf(t, r, "tasks/result of failing_job: %v", err)

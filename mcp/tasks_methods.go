@@ -130,9 +130,9 @@ func (s *Server) tasksResult(ctx context.Context, req *Request) (any, error) {
 		case status == TaskCancelled:
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: %s was cancelled before it finished", describeTask(t.id)).
 				WithData(map[string]any{"_meta": map[string]any{MetaRelatedTask: map[string]string{"taskId": t.id}}})
-		case status == TaskFailed:
+		case status == TaskFailed && rpcErr != nil:
 			return nil, rpcErr
-		case status == TaskCompleted:
+		case status == TaskCompleted, status == TaskFailed:
 			return encoded(withResultMeta(res, t.id)), nil
 		}
 		select {

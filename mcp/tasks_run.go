@@ -303,9 +303,15 @@ func (s *Server) endTask(t *task, res *CallToolResult, err error) {
 		return
 	}
 	t.result, t.err = b, rpcErr
-	if rpcErr != nil {
+	switch {
+	case rpcErr != nil:
 		t.change(TaskFailed, rpcErr.Message)
-	} else {
+	case res.IsError && !t.modern:
+		// 2025-11-25 counts a tool error as a failed task (its result
+		// still comes from tasks/result); the extension keeps "failed"
+		// for protocol errors.
+		t.change(TaskFailed, "The tool reported an error.")
+	default:
 		t.change(TaskCompleted, "")
 	}
 	t.mu.Unlock()
@@ -337,8 +343,12 @@ func (s *Server) taskEnded(t *task) {
 		t.expiry.Stop()
 	}
 	t.expiry = time.AfterFunc(t.ttl, func() { s.tasks.remove(t) })
+	cause := errTaskEnded
+	if t.status == TaskCancelled {
+		cause = errTaskCancelled
+	}
 	t.mu.Unlock()
-	t.cancel(errTaskEnded)
+	t.cancel(cause)
 	s.taskChanged(t)
 }
 

@@ -142,11 +142,16 @@ func TestLegacyTasks(t *testing.T) {
 			t.Errorf("%s: %d %s", tt.params, code, msg)
 		}
 	}
-	// A tool error ends the task completed, its result isError.
+	// A tool error fails a 2025-11-25 task; tasks/result has the
+	// isError result.
 	p.result("tools/call", `{"name":"must","task":{}}`, &created)
-	got := pollTask(t, p, fmt.Sprintf(`{"taskId":%q}`, created.Task.TaskID), "completed", "failed")
-	if got.Status != "completed" {
+	mustID := fmt.Sprintf(`{"taskId":%q}`, created.Task.TaskID)
+	got := pollTask(t, p, mustID, "completed", "failed")
+	if got.Status != "failed" {
 		t.Errorf("tool error: %+v", got)
+	}
+	if m := p.call("tasks/result", mustID); m.Error != nil || !strings.Contains(string(m.Result), `"isError":true`) {
+		t.Errorf("tasks/result of a tool error: %s", m.Raw)
 	}
 	for _, tt := range []struct{ method, params string }{
 		{"tasks/get", `{"taskId":"nope"}`},
