@@ -8,6 +8,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -29,6 +30,9 @@ type Options struct {
 	Server mcp.ServerOptions
 	// Limits bound each caller's tool calls (rate and concurrency).
 	Limits Limits
+	// Builtins are servers run in this process and published like any
+	// upstream (prefixed with their name): the gateway's own tools.
+	Builtins map[string]*mcp.Server
 	// Setup, when set, registers the gateway's own tools (the built-ins)
 	// on the downstream server before any upstream is published.
 	Setup func(*mcp.Server) error
@@ -99,6 +103,14 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 	slices.Sort(names)
 	for _, name := range names {
 		g.upstreams[name] = newUpstream(g, cfg.Servers[name])
+	}
+	for name, srv := range opts.Builtins {
+		if _, dup := g.upstreams[name]; dup {
+			return nil, fmt.Errorf("gateway: a configured server is named %q, like a built-in; rename it", name)
+		}
+		u := newUpstream(g, &config.Server{Name: name, ServerOptions: config.ServerOptions{Start: "eager", HealthInterval: -1}})
+		u.local = srv
+		g.upstreams[name] = u
 	}
 	return g, nil
 }

@@ -44,7 +44,7 @@ func (g *Gateway) Reload(cfg *config.Config) {
 		start = append(start, u)
 	}
 	for name, u := range g.upstreams {
-		if !keep[name] {
+		if !keep[name] && u.local == nil { // built-ins are not in the file
 			stop = append(stop, u)
 			delete(g.upstreams, name)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -46,6 +47,8 @@ type upstream struct {
 	active   []*mcp.Request
 	breaker  breaker
 
+	local *mcp.Server // a built-in, served in this process over a pipe
+
 	wake   chan struct{} // asks an idle upstream to connect
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -77,6 +80,9 @@ func (u *upstream) lazy() bool { return u.cfg.Command != "" && u.cfg.Start != "e
 // only.
 func (u *upstream) transport() mcp.Transport {
 	c := u.cfg
+	if u.local != nil {
+		return localTransport{u.local}
+	}
 	if c.Command != "" {
 		cmd := exec.Command(c.Command, c.Args...)
 		cmd.Env = os.Environ()
@@ -311,4 +317,31 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// localTransport serves an in-process server on one end of a pipe; the
+// server's side ends when the client closes its end.
+type localTransport struct{ s *mcp.Server }
+
+func (t localTransport) Connect(ctx context.Context) (mcp.Conn, error) {
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	go func() {
+		t.s.ServeConn(context.Background(), mcp.NewStdioConn(sr, sw, 0), &mcp.ServeOptions{ShutdownTimeout: time.Second})
+		sw.Close()
+	}()
+	return &pipeConn{Conn: mcp.NewStdioConn(cr, cw, 0), closers: []io.Closer{cw, cr}}, nil
+}
+
+type pipeConn struct {
+	mcp.Conn
+	closers []io.Closer
+}
+
+func (c *pipeConn) Close() error {
+	err := c.Conn.Close()
+	for _, cl := range c.closers {
+		cl.Close()
+	}
+	return err
 }

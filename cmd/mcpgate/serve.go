@@ -31,6 +31,8 @@ type serveFlags struct {
 	shutdownTimeout time.Duration
 	sessionIdle     time.Duration
 	auth            authFlags
+	config          string
+	addrSet         bool
 }
 
 const defaultAddr = "127.0.0.1:8765"
@@ -51,6 +53,13 @@ With --stdio, messages are read from standard input and written to standard
 output, one per line: this is how desktop clients such as Claude Desktop
 start a server.
 
+With --config FILE, mcpgate is a gateway: it runs the MCP servers the file
+lists (commands over stdio, URLs over HTTP), supervises them, and serves
+all their tools, prompts and resources here, each name prefixed with its
+server's name (github_create_issue). The built-in task tools join them
+when the file enables builtins.tasks. Check a file with
+` + "`mcpgate check-config FILE`" + `.
+
 Either way mcpgate stops on SIGINT or SIGTERM (and, with --stdio, at the end
 of its input) after letting calls in progress finish.
 
@@ -58,11 +67,16 @@ Tasks are kept in a SQLite file, by default in your data directory
 (` + defaultDBHint() + `); set --db or MCPGATE_TASKS_DB to use another.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.addrSet = cmd.Flags().Changed("addr")
+			if f.config != "" {
+				return serveGateway(cmd.Context(), f)
+			}
 			return serve(cmd.Context(), f)
 		},
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&f.stdio, "stdio", false, "serve over standard input and output instead of HTTP")
+	fl.StringVarP(&f.config, "config", "c", envOr("MCPGATE_CONFIG", ""), "gateway configuration (JSON or YAML; a Claude Desktop config works as it is): serve its MCP servers behind this endpoint, reloading on change or SIGHUP (env MCPGATE_CONFIG)")
 	fl.StringVar(&f.addr, "addr", envOr("MCPGATE_ADDR", defaultAddr), "HTTP listen address (env MCPGATE_ADDR); keep it on 127.0.0.1 unless clients are remote and --auth is set")
 	fl.BoolVar(&f.stateless, "stateless", false, "HTTP without sessions, for replicas behind a load balancer (no server-to-client requests, no GET stream)")
 	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "host name clients may use in the Host header besides localhost, 127.0.0.1 and ::1 (repeatable)")

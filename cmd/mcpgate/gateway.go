@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/mcpgate/mcpgate/gateway"
+	"github.com/mcpgate/mcpgate/gateway/config"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/taskstore"
+)
+
+// serveGateway serves the upstreams of a configuration file (and the
+// built-in tools when it enables them) behind one endpoint, reloading the
+// file when it changes or on SIGHUP.
+func serveGateway(ctx context.Context, f serveFlags) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg, err := loadConfig(f.config)
+	if err != nil {
+		return err
+	}
+	opts := &gateway.Options{Logger: slog.Default(), Version: buildVersion(), Server: mcp.ServerOptions{
+		Instructions: "mcpgate serves the tools of several MCP servers; each tool's name starts with its server's name.",
+	}}
+	dbPath := ""
+	if cfg.Builtins.Tasks {
+		dbPath = cmpOr(cfg.Builtins.TasksDB, f.db)
+		if dbPath == "" {
+			if dbPath, err = taskstore.DefaultPath(); err != nil {
+				return fmt.Errorf("finding the task database: %w (set builtins.tasksDb or --db)", err)
+			}
+		}
+		store, err := taskstore.Open(dbPath)
+		if err != nil {
+			return fmt.Errorf("opening the task database %s: %w", dbPath, err)
+		}
+		defer store.Close()
+		opts.Builtins = map[string]*mcp.Server{"tasks": newServer(store)}
+	}
+	g, err := gateway.New(cfg, opts)
+	if err != nil {
+		return err
+	}
+	gctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		cancel()
+		g.Close()
+	}()
+	g.Start(gctx)
+	go watchConfig(gctx, f.config, g)
+
+	s := g.Server()
+	if f.stdio {
+		slog.Info("mcpgate gateway serving on stdio", "version", buildVersion(), "config", f.config, "servers", len(cfg.Servers))
+		return s.ServeStdio(ctx, &mcp.ServeOptions{MaxMessageSize: f.maxMessageSize, ShutdownTimeout: f.shutdownTimeout})
+	}
+	if cfg.Listen != "" && !f.addrSet {
+		f.addr = cfg.Listen
+	}
+	return serveHTTP(ctx, s, f, dbPath)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// loadConfig reads the file and reports every problem with its place.
+func loadConfig(path string) (*config.Config, error) {
+	cfg, err := config.Load(path, os.LookupEnv)
+	if errs := config.ErrorList(err); errs != nil {
+		for _, d := range errs {
+			fmt.Fprintln(os.Stderr, d)
+		}
+		return nil, fmt.Errorf("%s has %d error(s); `mcpgate check-config %s` lists them", path, len(errs), path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range cfg.Warnings {
+		slog.Warn("mcpgate: configuration", "warning", w.Error())
+	}
+	return cfg, nil
+}
+
+// watchConfig reloads the configuration when the file's content changes
+// (checked every second: editors replace files in ways a watch on the
+// inode misses) or on SIGHUP. A file with errors is reported and the
+// running configuration kept.
+func watchConfig(ctx context.Context, path string, g *gateway.Gateway) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	sum := fileSum(path)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			slog.Info("mcpgate: SIGHUP; reloading the configuration", "config", path)
+		case <-tick.C:
+			s := fileSum(path)
+			if bytes.Equal(s, sum) || s == nil {
+				continue
+			}
+			slog.Info("mcpgate: the configuration changed; reloading", "config", path)
+		}
+		sum = fileSum(path)
+		cfg, err := loadConfig(path)
+		if err != nil {
+			slog.Error("mcpgate: the new configuration has errors; keeping the running one", "error", err)
+			continue
+		}
+		g.Reload(cfg)
+	}
+}
+
+func fileSum(path string) []byte {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	s := sha256.Sum256(b)
+	return s[:]
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
+)
+
+// writeGatewayConfig writes a Claude Desktop style file whose servers are
+// this mcpgate binary serving task stores over stdio.
+func writeGatewayConfig(t *testing.T, path string, servers ...string) {
+	t.Helper()
+	dir := filepath.Dir(path)
+	m := map[string]any{}
+	for _, s := range servers {
+		m[s] = map[string]any{"command": binary, "args": []string{"serve", "--stdio", "--db", filepath.Join(dir, s+".db")}}
+	}
+	b, _ := json.Marshal(map[string]any{
+		"mcpServers":     m,
+		"builtins":       map[string]any{"tasks": true, "tasksDb": filepath.Join(dir, "builtin.db")},
+		"globalShortcut": "Ctrl+Space", // what Claude Desktop keeps there too
+	})
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func gatewayTools(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	var names []string
+	for tool, err := range cs.Tools(context.Background()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tool.Name)
+	}
+	return names
+}
+
+// mcpgate serve --config: two stdio upstreams and the built-ins behind one
+// HTTP endpoint, each store its own; editing the file adds and removes
+// servers while the client's session stays up.
+func TestGatewayServeConfig(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "claude_desktop_config.json")
+	writeGatewayConfig(t, cfg, "work", "home")
+	p := startHTTP(t, "--config", cfg)
+	cs, err := mcp.NewClient(nil, nil).Connect(context.Background(), &mcphttp.ClientTransport{Endpoint: p.url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	deadline := time.Now().Add(waitFor)
+	for {
+		names := gatewayTools(t, cs)
+		if slices.Contains(names, "work_create_task") && slices.Contains(names, "home_create_task") && slices.Contains(names, "tasks_create_task") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tools %v\n%s", names, p.log())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := cs.CallTool(context.Background(), "work_create_task", map[string]any{"title": "ship the gateway"}); err != nil {
+		t.Fatal(err)
+	}
+	list := func(tool string) string {
+		res, err := cs.CallTool(context.Background(), tool, map[string]any{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res)
+		return string(b)
+	}
+	if !strings.Contains(list("work_list_tasks"), "ship the gateway") || strings.Contains(list("home_list_tasks"), "ship the gateway") {
+		t.Error("the upstreams do not keep their own stores")
+	}
+
+	writeGatewayConfig(t, cfg, "work", "garden")
+	deadline = time.Now().Add(waitFor)
+	for {
+		names := gatewayTools(t, cs)
+		if slices.Contains(names, "garden_create_task") && !slices.Contains(names, "home_create_task") && slices.Contains(names, "work_create_task") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the edit: tools %v\n%s", names, p.log())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(list("work_list_tasks"), "ship the gateway") {
+		t.Error("the unchanged upstream lost its state")
+	}
+	if strings.Contains(p.log(), `msg="gateway: stopping upstream" upstream=work`) {
+		t.Errorf("the unchanged upstream was restarted:\n%s", p.log())
+	}
+}
+
+// A broken file is refused at start with each error's place.
+func TestGatewayServeBadConfig(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "gw.yaml")
+	os.WriteFile(cfg, []byte("mcpServers:\n  Bad Name:\n    command: x\n"), 0o600)
+	p := start(t, "serve", "--stdio", "--config", cfg)
+	p.stdin.Close()
+	if code := p.wait(); code == 0 {
+		t.Fatal("mcpgate accepted a bad configuration")
+	}
+	if !strings.Contains(p.stderr.String(), "gw.yaml:2:") {
+		t.Errorf("stderr lacks the error's place:\n%s", p.stderr.String())
+	}
+}
