@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"sync"
 
@@ -28,7 +29,8 @@ type Options struct {
 	// Server configures the downstream server (instructions, page size,
 	// tasks...). The gateway sets the features, logging and completion.
 	Server mcp.ServerOptions
-	// Limits bound each caller's tool calls (rate and concurrency).
+	// Limits bound each caller's tool calls (rate and concurrency); zero
+	// means the configuration's limits section.
 	Limits Limits
 	// Builtins are servers run in this process and published like any
 	// upstream (prefixed with their name): the gateway's own tools.
@@ -48,6 +50,8 @@ type Gateway struct {
 
 	refreshMu sync.Mutex // one publication at a time
 	limiter   *limiter
+	// fileLimits: the limits come from the file, so a reload changes them.
+	fileLimits bool
 
 	mu          sync.Mutex
 	upstreams   map[string]*upstream
@@ -82,7 +86,11 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 	so.HasTools, so.HasPrompts, so.HasResources, so.Logging = true, true, true, true
 	so.CompletionHandler = g.complete
 	so.ResourceFallback = g.readResource
-	g.limiter = newLimiter(opts.Limits)
+	limits := opts.Limits
+	if reflect.DeepEqual(limits, Limits{}) {
+		limits, g.fileLimits = LimitsFromConfig(cfg.Limits), true
+	}
+	g.limiter = newLimiter(limits)
 	so.Middleware = append([]mcp.Middleware{g.requestLog, g.limiter.middleware}, so.Middleware...)
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "mcpgate", Version: g.version}, &so)
 	if opts.Setup != nil {

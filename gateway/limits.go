@@ -3,11 +3,13 @@ package gateway
 import (
 	"context"
 	"math"
+	"reflect"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
 
+	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -29,6 +31,45 @@ type Limits struct {
 	Tools map[string]Limit
 	// Concurrent bounds a caller's calls in flight (0 = no bound).
 	Concurrent int
+}
+
+// LimitsFromConfig converts the file's limits section.
+func LimitsFromConfig(c config.Limits) Limits {
+	rate := func(r config.Rate) Limit {
+		if r.PerMinute <= 0 {
+			return Limit{}
+		}
+		b := r.Burst
+		if b <= 0 {
+			b = max(r.PerMinute/10, 1)
+		}
+		return Limit{Rate: float64(r.PerMinute) / 60, Burst: b}
+	}
+	l := Limits{Calls: rate(c.Calls), Concurrent: c.Concurrent}
+	if len(c.Tools) > 0 {
+		l.Tools = make(map[string]Limit, len(c.Tools))
+		for name, r := range c.Tools {
+			l.Tools[name] = rate(r)
+		}
+	}
+	return l
+}
+
+// set replaces the limits (a reload); buckets start afresh.
+func (l *limiter) set(lim Limits) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if reflect.DeepEqual(l.limits, lim) {
+		return
+	}
+	l.limits = lim
+	for k, b := range l.buckets {
+		if b.inflight == 0 {
+			delete(l.buckets, k)
+		} else {
+			b.lim = nil // rebuilt on next use would lose the count of calls in flight
+		}
+	}
 }
 
 // limiter enforces Limits as middleware around tools/call.
@@ -93,10 +134,10 @@ func (l *limiter) admit(who, tool string) (func(), error) {
 		b := l.buckets[key]
 		if b == nil {
 			b = &bucket{}
-			if lim.Rate > 0 {
-				b.lim = rate.NewLimiter(rate.Limit(lim.Rate), max(lim.Burst, 1))
-			}
 			l.buckets[key] = b
+		}
+		if b.lim == nil && lim.Rate > 0 {
+			b.lim = rate.NewLimiter(rate.Limit(lim.Rate), max(lim.Burst, 1))
 		}
 		b.lastUsed = now
 		if b.lim != nil {

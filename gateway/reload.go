@@ -50,6 +50,9 @@ func (g *Gateway) Reload(cfg *config.Config) {
 		}
 	}
 	g.mu.Unlock()
+	if g.fileLimits {
+		g.limiter.set(LimitsFromConfig(cfg.Limits))
+	}
 	for _, u := range stop {
 		g.stopUpstream(u)
 	}

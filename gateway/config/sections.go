@@ -44,6 +44,7 @@ func (d *decoder) config(doc *yaml.Node) *Config {
 			}, nil)
 		}},
 		{"defaults", func(v *yaml.Node, p []string) { d.fields(v, p, d.optionFields(&c.Defaults), nil) }},
+		{"limits", func(v *yaml.Node, p []string) { d.limits(&c.Limits, v, p) }},
 		{"$schema", func(*yaml.Node, []string) {}},
 	}
 	d.fields(root, nil, ours, func(e pair, _ []string) bool {
@@ -55,10 +56,10 @@ func (d *decoder) config(doc *yaml.Node) *Config {
 		if strings.HasPrefix(e.key, "x-") {
 			return true // a place for YAML anchors, as in Compose files
 		}
-		if _, near := suggest(e.key, []string{"mcpServers", "servers", "listen", "separator", "builtins", "defaults"}); near {
+		if _, near := suggest(e.key, []string{"mcpServers", "servers", "listen", "separator", "builtins", "defaults", "limits"}); near {
 			return false
 		}
-		d.warnf(npos(e.k), "mcpgate reads mcpServers (or servers), listen, separator, builtins and defaults",
+		d.warnf(npos(e.k), "mcpgate reads mcpServers (or servers), listen, separator, builtins, defaults and limits",
 			"key %q ignored", e.key)
 		return true
 	})
@@ -191,6 +192,34 @@ func (d *decoder) tools(t *ToolPolicy, v *yaml.Node, p []string) {
 					t.Meta = map[string]map[string]any{}
 				}
 				t.Meta[e.key] = m
+			}
+		}},
+	}, nil)
+}
+
+// limits decodes the limits section.
+func (d *decoder) limits(l *Limits, v *yaml.Node, p []string) {
+	rate := func(r *Rate) func(*yaml.Node, []string) {
+		return func(v *yaml.Node, p []string) {
+			d.fields(v, p, []field{
+				{"perMinute", func(v *yaml.Node, p []string) { r.PerMinute = d.integer(v, p) }},
+				{"burst", func(v *yaml.Node, p []string) { r.Burst = d.integer(v, p) }},
+			}, nil)
+		}
+	}
+	d.fields(v, p, []field{
+		{"calls", rate(&l.Calls)},
+		{"concurrent", func(v *yaml.Node, p []string) { l.Concurrent = d.integer(v, p) }},
+		{"tools", func(v *yaml.Node, p []string) {
+			es := d.mapping(v, p)
+			if es == nil {
+				return
+			}
+			l.Tools = make(map[string]Rate, len(es))
+			for _, e := range es {
+				var r Rate
+				rate(&r)(e.v, d.entry(p, e))
+				l.Tools[e.key] = r
 			}
 		}},
 	}, nil)

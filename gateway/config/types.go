@@ -21,6 +21,8 @@ type Config struct {
 	Servers map[string]*Server `json:"mcpServers"`
 	// Defaults apply to every server that does not set its own.
 	Defaults ServerOptions `json:"defaults,omitempty"`
+	// Limits bound each caller's tool calls.
+	Limits Limits `json:"limits,omitempty"`
 
 	// Warnings are what Parse tolerated but a person may want to know:
 	// other clients' keys that mcpgate ignores, VS Code's inputs, unset
@@ -141,4 +143,22 @@ func (s *Server) Transport() string {
 	default:
 		return "http"
 	}
+}
+
+// Limits bound each caller's (principal's) tool calls; a call over a
+// limit is refused with -32001 and the time to wait.
+type Limits struct {
+	// Calls is the rate of all of a caller's tool calls together.
+	Calls Rate `json:"calls,omitempty"`
+	// Tools are rates per published tool name (github_create_issue).
+	Tools map[string]Rate `json:"tools,omitempty"`
+	// Concurrent bounds a caller's calls in flight (0 = no bound).
+	Concurrent int `json:"concurrent,omitempty"`
+}
+
+// Rate is a token bucket: PerMinute calls a minute on average, Burst at
+// once (default: PerMinute/10, at least 1). Zero PerMinute is no limit.
+type Rate struct {
+	PerMinute int `json:"perMinute,omitempty"`
+	Burst     int `json:"burst,omitempty"`
 }

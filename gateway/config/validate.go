@@ -62,6 +62,7 @@ func (c *Config) validate() Errors {
 	if c.Listen != "" {
 		v.listen(c.Listen)
 	}
+	v.limits(&c.Limits)
 	sep := c.Separator
 	if sep != "" && (len(sep) > 2 || strings.Trim(sep, "_-.") != "") {
 		v.errorf(v.src.at("separator"), `use one or two of "_", "-" and "."; the default is "_"`, "separator %s is not allowed", v.src.shown(sep))
@@ -313,5 +314,23 @@ func (c *Config) ApplyDefaults() {
 		o.MaxConcurrency = cmp.Or(o.MaxConcurrency, d.MaxConcurrency, DefaultMaxConcurrency)
 		o.ProtocolVersion = cmp.Or(o.ProtocolVersion, d.ProtocolVersion)
 		o.HealthInterval = cmp.Or(o.HealthInterval, d.HealthInterval, DefaultHealthInterval)
+	}
+}
+
+func (v *checker) limits(l *Limits) {
+	check := func(r Rate, p ...string) {
+		if r.PerMinute < 0 {
+			v.errorf(v.src.at(append(p, "perMinute")...), "use a positive number of calls a minute, or leave it out for no limit", "perMinute is negative")
+		}
+		if r.Burst < 0 {
+			v.errorf(v.src.at(append(p, "burst")...), "use a positive number, or leave it out for a tenth of perMinute", "burst is negative")
+		}
+	}
+	check(l.Calls, "limits", "calls")
+	for name, r := range l.Tools {
+		check(r, "limits", "tools", name)
+	}
+	if l.Concurrent < 0 {
+		v.errorf(v.src.at("limits", "concurrent"), "use a positive number, or leave it out for no bound", "concurrent is negative")
 	}
 }
