@@ -14,6 +14,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -32,6 +34,9 @@ type Options struct {
 	// Limits bound each caller's tool calls (rate and concurrency); zero
 	// means the configuration's limits section.
 	Limits Limits
+	// Metrics, when set, receives the gateway's Prometheus series (see
+	// OpsHandler).
+	Metrics prometheus.Registerer
 	// Builtins are servers run in this process and published like any
 	// upstream (prefixed with their name): the gateway's own tools.
 	Builtins map[string]*mcp.Server
@@ -50,6 +55,7 @@ type Gateway struct {
 
 	refreshMu sync.Mutex // one publication at a time
 	limiter   *limiter
+	metrics   *metrics
 	// fileLimits: the limits come from the file, so a reload changes them.
 	fileLimits bool
 
@@ -93,6 +99,9 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 	g.limiter = newLimiter(limits)
 	so.Middleware = append([]mcp.Middleware{g.requestLog, g.limiter.middleware}, so.Middleware...)
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "mcpgate", Version: g.version}, &so)
+	if opts.Metrics != nil {
+		g.metrics = newMetrics(g, opts.Metrics)
+	}
 	if opts.Setup != nil {
 		if err := opts.Setup(g.server); err != nil {
 			return nil, err
@@ -159,10 +168,10 @@ func (g *Gateway) Close() error {
 
 // UpstreamStatus is one upstream's state, for health endpoints and tests.
 type UpstreamStatus struct {
-	Name  string
-	State State
-	Tools int
-	Error string
+	Name  string `json:"name"`
+	State State  `json:"state"`
+	Tools int    `json:"tools"`
+	Error string `json:"error,omitempty"`
 }
 
 // Status reports every upstream, by name.

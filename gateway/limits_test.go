@@ -3,11 +3,14 @@ package gateway
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -107,5 +110,54 @@ func TestGatewayRequestLog(t *testing.T) {
 	}
 	if strings.Contains(out, "s3cr3t-value") {
 		t.Error("a secret argument was logged")
+	}
+}
+
+// The ops listener: Prometheus series for requests and upstreams,
+// /healthz, and /readyz that turns 503 when an upstream is down.
+func TestGatewayOpsHandler(t *testing.T) {
+	var logs logBuffer
+	reg := prometheus.NewRegistry()
+	bad := &configServer{Name: "broken", Command: "/nonexistent/server"}
+	cfg := &config.Config{Servers: map[string]*config.Server{"alpha": httpServer(t, "alpha"), "broken": bad}}
+	g, err := New(cfg, &Options{Logger: logs.logger(), Metrics: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); g.Close() }()
+	g.Start(ctx)
+	cs := connectTo(t, g.Server(), nil)
+	waitUntil(t, func() bool { return len(toolNames(t, cs)) > 0 }, "alpha's tools")
+	callText(t, cs, "alpha_echo", map[string]string{"text": "x"})
+	cs.CallTool(context.Background(), "no_such_tool", nil)
+	ops := httptest.NewServer(g.OpsHandler(reg))
+	defer ops.Close()
+	get := func(path string) (int, string) {
+		resp, err := http.Get(ops.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	_, m := get("/metrics")
+	for _, want := range []string{
+		`mcpgate_requests_total{method="tools/call",outcome="ok",tool="alpha_echo",upstream="alpha"} 1`,
+		`mcpgate_requests_total{method="tools/call",outcome="error",tool="unknown",upstream=""} 1`,
+		`mcpgate_upstream_state{state="down",upstream="broken"} 1`,
+		`mcpgate_upstream_state{state="ready",upstream="alpha"} 1`,
+		`mcpgate_sessions 1`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if code, _ := get("/healthz"); code != 200 {
+		t.Errorf("healthz %d", code)
+	}
+	if code, body := get("/readyz"); code != 503 || !strings.Contains(body, `"broken"`) {
+		t.Errorf("readyz %d %s", code, body)
 	}
 }

@@ -30,18 +30,27 @@ func (g *Gateway) requestLog(next mcp.MethodHandler) mcp.MethodHandler {
 			slog.String("protocol", req.ProtocolVersion()),
 			slog.Duration("duration", time.Since(t0)),
 		}
+		tool, upstream := "", ""
 		if req.Method == "tools/call" {
 			var p struct {
 				Name      string          `json:"name"`
 				Arguments json.RawMessage `json:"arguments"`
 			}
 			jsonUnmarshal(req.RawParams, &p)
+			tool = "unknown"
 			attrs = append(attrs, slog.String("tool", p.Name), slog.Any("arguments", sanitize(p.Arguments)))
 			if u := g.owner(p.Name); u != nil {
-				attrs = append(attrs, slog.String("upstream", u.cfg.Name))
+				tool, upstream = p.Name, u.cfg.Name
+				attrs = append(attrs, slog.String("upstream", upstream))
 			}
 		}
-		attrs = append(attrs, outcome(res, err)...)
+		oc := outcome(res, err)
+		attrs = append(attrs, oc...)
+		g.metrics.observe(req.Method, tool, upstream, oc[0].Value.String(), time.Since(t0))
+		var e *jsonrpc.Error
+		if g.metrics != nil && errors.As(err, &e) && e.Code == CodeRateLimited {
+			g.metrics.rateLimited.WithLabelValues(tool).Inc()
+		}
 		g.logger.LogAttrs(ctx, slog.LevelInfo, "gateway: request", attrs...)
 		return res, err
 	}

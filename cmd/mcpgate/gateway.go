@@ -6,10 +6,15 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/gateway/config"
@@ -48,9 +53,25 @@ func serveGateway(ctx context.Context, f serveFlags) error {
 		defer store.Close()
 		opts.Builtins = map[string]*mcp.Server{"tasks": newServer(store)}
 	}
+	var reg *prometheus.Registry
+	if f.metricsAddr != "" {
+		reg = prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		opts.Metrics = reg
+	}
 	g, err := gateway.New(cfg, opts)
 	if err != nil {
 		return err
+	}
+	if reg != nil {
+		ln, err := net.Listen("tcp", f.metricsAddr)
+		if err != nil {
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		ops := &http.Server{Handler: g.OpsHandler(reg), ReadHeaderTimeout: 10 * time.Second}
+		go ops.Serve(ln)
+		defer ops.Close()
+		slog.Info("mcpgate metrics and health", "url", "http://"+ln.Addr().String()+"/metrics")
 	}
 	gctx, cancel := context.WithCancel(ctx)
 	defer func() {

@@ -1,0 +1,116 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are the gateway's Prometheus series. Tool and upstream labels
+// take only names the gateway publishes ("unknown" otherwise), so a
+// client cannot grow the series without bound.
+type metrics struct {
+	requests    *prometheus.CounterVec
+	duration    *prometheus.HistogramVec
+	rateLimited *prometheus.CounterVec
+}
+
+func newMetrics(g *Gateway, reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpgate_requests_total", Help: "MCP requests served, by method, tool, upstream and outcome (ok, tool_error, error).",
+		}, []string{"method", "tool", "upstream", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "mcpgate_request_duration_seconds", Help: "Time to answer MCP requests, by method and upstream.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"method", "upstream"}),
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpgate_rate_limited_total", Help: "Tool calls refused by a rate or concurrency limit, by tool.",
+		}, []string{"tool"}),
+	}
+	up := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mcpgate_upstreams_ready", Help: "Upstreams ready (or idle, for lazy ones)."}, func() float64 {
+		n := 0
+		for _, st := range g.Status() {
+			if st.State == StateReady || st.State == StateIdle {
+				n++
+			}
+		}
+		return float64(n)
+	})
+	sessions := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mcpgate_sessions", Help: "Client sessions open."}, func() float64 {
+		return float64(len(g.server.Sessions()))
+	})
+	state := &stateCollector{g: g, desc: prometheus.NewDesc("mcpgate_upstream_state", "1 for each upstream's current state.", []string{"upstream", "state"}, nil)}
+	reg.MustRegister(m.requests, m.duration, m.rateLimited, up, sessions, state)
+	return m
+}
+
+// stateCollector reports every upstream's state at scrape time.
+type stateCollector struct {
+	g    *Gateway
+	desc *prometheus.Desc
+}
+
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, st := range c.g.Status() {
+		for _, s := range []State{StateStarting, StateReady, StateDegraded, StateIdle, StateDown} {
+			v := 0.0
+			if st.State == s {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, v, st.Name, string(s))
+		}
+	}
+}
+
+// knownMethods keep their name as a label; any other is "other".
+var knownMethods = map[string]bool{}
+
+func init() {
+	for _, m := range []string{"initialize", "ping", "server/discover", "subscriptions/listen", "tools/list", "tools/call",
+		"resources/list", "resources/templates/list", "resources/read", "resources/subscribe", "resources/unsubscribe",
+		"prompts/list", "prompts/get", "completion/complete", "logging/setLevel",
+		"tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update"} {
+		knownMethods[m] = true
+	}
+}
+
+func (m *metrics) observe(method, tool, upstream, outcome string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	if !knownMethods[method] {
+		method = "other"
+	}
+	m.requests.WithLabelValues(method, tool, upstream, outcome).Inc()
+	m.duration.WithLabelValues(method, upstream).Observe(d.Seconds())
+}
+
+// OpsHandler serves /metrics (Prometheus), /healthz (the process
+// answers) and /readyz (every upstream ready, or idle; 503 with each
+// one's state otherwise), for a listener of their own.
+func (g *Gateway) OpsHandler(reg *prometheus.Registry) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		status := g.Status()
+		code := http.StatusOK
+		for _, st := range status {
+			if st.State != StateReady && st.State != StateIdle {
+				code = http.StatusServiceUnavailable
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		json.NewEncoder(w).Encode(map[string]any{"ready": code == http.StatusOK, "upstreams": status})
+	})
+	return mux
+}
