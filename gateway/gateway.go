@@ -37,6 +37,8 @@ type Options struct {
 	// Metrics, when set, receives the gateway's Prometheus series (see
 	// OpsHandler).
 	Metrics prometheus.Registerer
+	// Audit, when set, receives a record of every tool call.
+	Audit *Audit
 	// Builtins are servers run in this process and published like any
 	// upstream (prefixed with their name): the gateway's own tools.
 	Builtins map[string]*mcp.Server
@@ -56,6 +58,7 @@ type Gateway struct {
 	refreshMu sync.Mutex // one publication at a time
 	limiter   *limiter
 	metrics   *metrics
+	audit     *Audit
 	// fileLimits: the limits come from the file, so a reload changes them.
 	fileLimits bool
 
@@ -97,6 +100,7 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 		limits, g.fileLimits = LimitsFromConfig(cfg.Limits), true
 	}
 	g.limiter = newLimiter(limits)
+	g.audit = opts.Audit
 	so.Middleware = append([]mcp.Middleware{g.requestLog, g.limiter.middleware}, so.Middleware...)
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "mcpgate", Version: g.version}, &so)
 	if opts.Metrics != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -159,5 +160,50 @@ func TestGatewayOpsHandler(t *testing.T) {
 	}
 	if code, body := get("/readyz"); code != 503 || !strings.Contains(body, `"broken"`) {
 		t.Errorf("readyz %d %s", code, body)
+	}
+}
+
+// Every tool call lands in the audit log, sanitized; old records go.
+func TestGatewayAuditLog(t *testing.T) {
+	var logs logBuffer
+	a, err := OpenAudit(t.TempDir()+"/audit.db", time.Hour, logs.logger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{Servers: map[string]*config.Server{"alpha": httpServer(t, "alpha")}}
+	g, err := New(cfg, &Options{Logger: logs.logger(), Audit: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	g.Start(ctx)
+	cs := connectTo(t, g.Server(), nil)
+	waitUntil(t, func() bool { return len(toolNames(t, cs)) > 0 }, "alpha's tools")
+	// The upstream refuses the extra argument: a tool error, audited too.
+	cs.CallTool(context.Background(), "alpha_echo", map[string]string{"text": "audited", "password": "hunter2"})
+	cs.CallTool(context.Background(), "alpha_nope", nil)
+	cancel()
+	g.Close()
+	a.Record(AuditRecord{Time: time.Now().Add(-2 * time.Hour), Tool: "old", Outcome: "ok"})
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a, err = OpenAudit(a.path, time.Hour, logs.logger()) // reopening purges what is past the retention
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	recs, err := a.Query(context.Background(), 24*time.Hour, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("records %+v", recs)
+	}
+	if r := recs[1]; r.Tool != "alpha_echo" || r.Upstream != "alpha" || r.Outcome != "tool_error" || !strings.Contains(r.Arguments, "audited") || strings.Contains(r.Arguments, "hunter2") {
+		t.Errorf("record %+v", r)
+	}
+	if r := recs[0]; r.Tool != "alpha_nope" || r.Outcome != "error" || r.Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("record %+v", r)
 	}
 }

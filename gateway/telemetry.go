@@ -47,6 +47,20 @@ func (g *Gateway) requestLog(next mcp.MethodHandler) mcp.MethodHandler {
 		oc := outcome(res, err)
 		attrs = append(attrs, oc...)
 		g.metrics.observe(req.Method, tool, upstream, oc[0].Value.String(), time.Since(t0))
+		if g.audit != nil && req.Method == "tools/call" {
+			var p struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			}
+			jsonUnmarshal(req.RawParams, &p)
+			rec := AuditRecord{Time: t0, Principal: mcp.PrincipalFrom(ctx), Tool: p.Name, Upstream: upstream,
+				Outcome: oc[0].Value.String(), Duration: time.Since(t0), Arguments: sanitizedJSON(p.Arguments)}
+			var e *jsonrpc.Error
+			if errors.As(err, &e) {
+				rec.Code = e.Code
+			}
+			g.audit.Record(rec)
+		}
 		var e *jsonrpc.Error
 		if g.metrics != nil && errors.As(err, &e) && e.Code == CodeRateLimited {
 			g.metrics.rateLimited.WithLabelValues(tool).Inc()

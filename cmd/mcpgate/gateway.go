@@ -53,6 +53,14 @@ func serveGateway(ctx context.Context, f serveFlags) error {
 		defer store.Close()
 		opts.Builtins = map[string]*mcp.Server{"tasks": newServer(store)}
 	}
+	if cfg.Audit.DB != "" {
+		a, err := gateway.OpenAudit(cfg.Audit.DB, cfg.Audit.Retention.D(), slog.Default())
+		if err != nil {
+			return fmt.Errorf("opening the audit log: %w", err)
+		}
+		defer a.Close()
+		opts.Audit = a
+	}
 	var reg *prometheus.Registry
 	if f.metricsAddr != "" {
 		reg = prometheus.NewRegistry()

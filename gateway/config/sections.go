@@ -45,6 +45,12 @@ func (d *decoder) config(doc *yaml.Node) *Config {
 		}},
 		{"defaults", func(v *yaml.Node, p []string) { d.fields(v, p, d.optionFields(&c.Defaults), nil) }},
 		{"limits", func(v *yaml.Node, p []string) { d.limits(&c.Limits, v, p) }},
+		{"audit", func(v *yaml.Node, p []string) {
+			d.fields(v, p, []field{
+				{"db", func(v *yaml.Node, p []string) { c.Audit.DB = d.str(v, p) }},
+				{"retention", func(v *yaml.Node, p []string) { c.Audit.Retention = d.duration(v, p) }},
+			}, nil)
+		}},
 		{"$schema", func(*yaml.Node, []string) {}},
 	}
 	d.fields(root, nil, ours, func(e pair, _ []string) bool {
@@ -56,10 +62,10 @@ func (d *decoder) config(doc *yaml.Node) *Config {
 		if strings.HasPrefix(e.key, "x-") {
 			return true // a place for YAML anchors, as in Compose files
 		}
-		if _, near := suggest(e.key, []string{"mcpServers", "servers", "listen", "separator", "builtins", "defaults", "limits"}); near {
+		if _, near := suggest(e.key, []string{"mcpServers", "servers", "listen", "separator", "builtins", "defaults", "limits", "audit"}); near {
 			return false
 		}
-		d.warnf(npos(e.k), "mcpgate reads mcpServers (or servers), listen, separator, builtins, defaults and limits",
+		d.warnf(npos(e.k), "mcpgate reads mcpServers (or servers), listen, separator, builtins, defaults, limits and audit",
 			"key %q ignored", e.key)
 		return true
 	})

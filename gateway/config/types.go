@@ -23,6 +23,8 @@ type Config struct {
 	Defaults ServerOptions `json:"defaults,omitempty"`
 	// Limits bound each caller's tool calls.
 	Limits Limits `json:"limits,omitempty"`
+	// Audit keeps a log of tool calls in SQLite.
+	Audit Audit `json:"audit,omitempty"`
 
 	// Warnings are what Parse tolerated but a person may want to know:
 	// other clients' keys that mcpgate ignores, VS Code's inputs, unset
@@ -161,4 +163,12 @@ type Limits struct {
 type Rate struct {
 	PerMinute int `json:"perMinute,omitempty"`
 	Burst     int `json:"burst,omitempty"`
+}
+
+// Audit configures the audit log of tool calls.
+type Audit struct {
+	// DB is the SQLite file ("" = no audit log).
+	DB string `json:"db,omitempty"`
+	// Retention is how long records are kept. Default 30 days.
+	Retention Duration `json:"retention,omitempty"`
 }

@@ -63,6 +63,9 @@ func (c *Config) validate() Errors {
 		v.listen(c.Listen)
 	}
 	v.limits(&c.Limits)
+	if c.Audit.Retention < 0 {
+		v.errorf(v.src.at("audit", "retention"), `use a duration such as "720h", or leave it out for 30 days`, "audit.retention is negative")
+	}
 	sep := c.Separator
 	if sep != "" && (len(sep) > 2 || strings.Trim(sep, "_-.") != "") {
 		v.errorf(v.src.at("separator"), `use one or two of "_", "-" and "."; the default is "_"`, "separator %s is not allowed", v.src.shown(sep))
