@@ -63,7 +63,7 @@ func (s *Server) complete(ctx context.Context, req *Request) (any, error) {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, `Invalid params: ref must be {"type":"ref/prompt","name":...} or {"type":"ref/resource","uri":...}`)
 	}
 	if p.Ref.Type == "ref/prompt" {
-		if _, ok := s.prompts.get(p.Ref.Name); !ok {
+		if _, ok := s.prompts.get(p.Ref.Name); !ok || !s.visible(ctx, KindPrompt, p.Ref.Name) {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: unknown prompt %q", truncateString(p.Ref.Name, 128))
 		}
 	}

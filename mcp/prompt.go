@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/go-json-experiment/json"
@@ -103,7 +104,7 @@ func (s *Server) RemovePrompts(names ...string) {
 	}
 }
 
-func (s *Server) listPrompts(_ context.Context, req *Request) (any, error) {
+func (s *Server) listPrompts(ctx context.Context, req *Request) (any, error) {
 	var p PaginatedParams
 	if err := unmarshalParams(req.RawParams, &p); err != nil {
 		return nil, err
@@ -111,6 +112,9 @@ func (s *Server) listPrompts(_ context.Context, req *Request) (any, error) {
 	items, next, err := s.prompts.page(p.Cursor, s.opts.PageSize)
 	if err != nil {
 		return nil, err
+	}
+	if s.opts.Filter != nil {
+		items = slices.DeleteFunc(slices.Clone(items), func(sp *serverPrompt) bool { return !s.visible(ctx, KindPrompt, sp.prompt.Name) })
 	}
 	res := &ListPromptsResult{Prompts: make([]*Prompt, len(items)), NextCursor: next}
 	for i, sp := range items {
@@ -139,7 +143,7 @@ func (s *Server) getPrompt(ctx context.Context, req *Request) (any, error) {
 		return nil, err
 	}
 	sp, ok := s.prompts.get(p.Name)
-	if !ok {
+	if !ok || !s.visible(ctx, KindPrompt, p.Name) {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: unknown prompt %q; call prompts/list to see the available prompts", truncateString(p.Name, 128))
 	}
 	var missing []string

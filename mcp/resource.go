@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -173,7 +174,7 @@ func (s *Server) RemoveResourceTemplates(templates ...string) {
 	}
 }
 
-func (s *Server) listResources(_ context.Context, req *Request) (any, error) {
+func (s *Server) listResources(ctx context.Context, req *Request) (any, error) {
 	var p PaginatedParams
 	if err := unmarshalParams(req.RawParams, &p); err != nil {
 		return nil, err
@@ -182,6 +183,9 @@ func (s *Server) listResources(_ context.Context, req *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.opts.Filter != nil {
+		items = slices.DeleteFunc(slices.Clone(items), func(r *serverResource) bool { return !s.visible(ctx, KindResource, r.resource.URI) })
+	}
 	res := &ListResourcesResult{Resources: make([]*Resource, len(items)), NextCursor: next}
 	for i, r := range items {
 		res.Resources[i] = resourceForRevision(r.resource, req.rev)
@@ -189,7 +193,7 @@ func (s *Server) listResources(_ context.Context, req *Request) (any, error) {
 	return res, nil
 }
 
-func (s *Server) listResourceTemplates(_ context.Context, req *Request) (any, error) {
+func (s *Server) listResourceTemplates(ctx context.Context, req *Request) (any, error) {
 	var p PaginatedParams
 	if err := unmarshalParams(req.RawParams, &p); err != nil {
 		return nil, err
@@ -197,6 +201,11 @@ func (s *Server) listResourceTemplates(_ context.Context, req *Request) (any, er
 	items, next, err := s.templates.page(p.Cursor, s.opts.PageSize)
 	if err != nil {
 		return nil, err
+	}
+	if s.opts.Filter != nil {
+		items = slices.DeleteFunc(slices.Clone(items), func(t *serverTemplate) bool {
+			return !s.visible(ctx, KindResourceTemplate, t.template.URITemplate)
+		})
 	}
 	res := &ListResourceTemplatesResult{ResourceTemplates: make([]*ResourceTemplate, len(items)), NextCursor: next}
 	for i, t := range items {
@@ -233,7 +242,7 @@ func (s *Server) readResource(ctx context.Context, req *Request) (any, error) {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: uri is required; call resources/list to see the available resources")
 	}
 	h := s.resourceHandler(p.URI)
-	if h == nil {
+	if h == nil || !s.visible(ctx, KindResource, p.URI) {
 		return nil, notFound(p.URI)
 	}
 	res, err := h(ctx, &ReadResourceRequest{Request: req, Params: &p})

@@ -75,6 +75,13 @@ type ServerOptions struct {
 	// Middleware wraps every inbound method, outermost first.
 	Middleware []Middleware
 
+	// Filter, when set, hides registered items from some requests (a
+	// gateway's tenants, say): an item it returns false for is left out of
+	// lists and answered as unknown. name is a tool's or prompt's name, a
+	// resource's URI (for reads, the URI asked for) or a template. Lists
+	// that depend on the caller should also say CacheScope "private".
+	Filter func(ctx context.Context, kind ItemKind, name string) bool
+
 	// ResourceFallback reads URIs that match no registered resource or
 	// template, such as those a proxy routes by prefix; nil answers them
 	// "not found".
@@ -83,6 +90,20 @@ type ServerOptions struct {
 	// Tasks configure tool calls run as tasks (tools with
 	// Execution.TaskSupport "optional" or "required").
 	Tasks TaskOptions
+}
+
+// ItemKind names the kinds of items ServerOptions.Filter sees.
+type ItemKind string
+
+const (
+	KindTool             ItemKind = "tool"
+	KindPrompt           ItemKind = "prompt"
+	KindResource         ItemKind = "resource"
+	KindResourceTemplate ItemKind = "resourceTemplate"
+)
+
+func (s *Server) visible(ctx context.Context, kind ItemKind, name string) bool {
+	return s.opts.Filter == nil || s.opts.Filter(ctx, kind, name)
 }
 
 // Server holds the registered tools, resources and prompts, and serves

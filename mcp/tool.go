@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -284,7 +285,7 @@ func toolForRevision(t *Tool, r revision, in, out *schema) *Tool {
 	return &c
 }
 
-func (s *Server) listTools(_ context.Context, req *Request) (any, error) {
+func (s *Server) listTools(ctx context.Context, req *Request) (any, error) {
 	var p PaginatedParams
 	if err := unmarshalParams(req.RawParams, &p); err != nil {
 		return nil, err
@@ -292,6 +293,9 @@ func (s *Server) listTools(_ context.Context, req *Request) (any, error) {
 	items, next, err := s.tools.page(p.Cursor, s.opts.PageSize)
 	if err != nil {
 		return nil, err
+	}
+	if s.opts.Filter != nil {
+		items = slices.DeleteFunc(slices.Clone(items), func(t *serverTool) bool { return !s.visible(ctx, KindTool, t.tool.Name) })
 	}
 	// The page is assembled from each tool's cached encoding.
 	n := 16 + len(next)
@@ -324,7 +328,7 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: name is required; call tools/list to see the available tools")
 	}
 	st, ok := s.tools.get(p.Name)
-	if !ok {
+	if !ok || !s.visible(ctx, KindTool, p.Name) {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: unknown tool %q; call tools/list to see the available tools", truncateString(p.Name, 128))
 	}
 	if len(p.Arguments) > 0 && p.Arguments[0] == 'n' {
