@@ -82,6 +82,9 @@ type tsReply struct {
 	Method       string          `json:"method"` // what ping sent
 	ServerInfo   struct{ Name string }
 	ClientErrors []string `json:"clientErrors"`
+	// Elicitations are the elicitation/create requests the server sent
+	// during a callTool (with the target's elicit answer set).
+	Elicitations []struct{ Message string } `json:"elicitations"`
 }
 
 // do sends one command and waits for its answer.
@@ -140,6 +143,9 @@ type tsTarget struct {
 	// negotiation is the v2 client's versionNegotiation mode: legacy (its
 	// default), auto or pin (2026-07-28).
 	negotiation string
+	// elicit, when set, has the 1.x client declare elicitation and answer
+	// every request with it ({action, content}).
+	elicit map[string]any
 }
 
 func (d *tsDriver) connect(ctx context.Context, tgt tsTarget, version string) (*tsSession, error) {
@@ -149,6 +155,9 @@ func (d *tsDriver) connect(ctx context.Context, tgt tsTarget, version string) (*
 	}
 	if tgt.negotiation != "" {
 		cmd["negotiation"] = tgt.negotiation
+	}
+	if tgt.elicit != nil {
+		cmd["elicit"] = tgt.elicit
 	}
 	r, err := d.do(ctx, cmd)
 	if err != nil {

@@ -5,14 +5,19 @@
 // stdout:
 //
 //   {id, op: "connect", transport: "stdio"|"http"|"sse", command, args,
-//        env, url, protocolVersion, negotiation}
+//        env, url, protocolVersion, negotiation, elicit}
 //        -> {negotiated, offered, era, serverInfo}
 //        negotiation (v2 only): "legacy" (its default), "auto" (a
 //        server/discover probe, then 2026-07-28 or initialize) or "pin"
 //        (2026-07-28 or nothing)
+//        elicit (1.x only): the client declares the elicitation
+//        capability and answers every elicitation/create with this
+//        result ({action, content})
 //   {id, op: "listTools"}             -> {result}
 //   {id, op: "callTool", name, arguments, progress} -> {result, progress,
-//        late: progress the SDK reported as for an unknown token, see below}
+//        late: progress the SDK reported as for an unknown token, see below,
+//        elicitations: the params of the elicitation/create requests the
+//        server sent during the call}
 //   {id, op: "cancel", name, arguments}
 //        calls the tool with an AbortSignal and aborts at the first
 //        progress notification (so the server has started it), then waits
@@ -133,6 +138,10 @@ async function connect(cmd) {
       throw new Error(`unknown transport ${cmd.transport}`);
   }
   const options = { capabilities: {} };
+  if (cmd.elicit) {
+    if (V2) throw new Error("this driver answers elicitation with the 1.x client only");
+    options.capabilities.elicitation = {};
+  }
   if (V2) {
     const mode = { legacy: "legacy", auto: "auto", pin: { pin: "2026-07-28" } }[cmd.negotiation ?? "legacy"];
     if (!mode) throw new Error(`unknown negotiation ${cmd.negotiation}`);
@@ -140,6 +149,13 @@ async function connect(cmd) {
   }
   s.client = new Client({ name: V2 ? "interop-ts-v2-client" : "interop-ts-client", version: "1.0.0" }, options);
   s.lateProgress = [];
+  s.elicitations = [];
+  if (cmd.elicit) {
+    s.client.setRequestHandler(sdk.ElicitRequestSchema, async (req) => {
+      s.elicitations.push(req.params);
+      return cmd.elicit;
+    });
+  }
   s.client.onerror = (e) => {
     // The SDK hands notifications to their handlers in a microtask but
     // settles a response at once, so when the last progress notification
@@ -211,12 +227,15 @@ async function handle(cmd) {
       const o = { ...opts };
       if (cmd.progress) o.onprogress = (p) => progress.push(p);
       cur.lateProgress = [];
+      cur.elicitations = [];
       const result = await callTool(client, { name: cmd.name, arguments: cmd.arguments ?? {} }, o);
       // Let notification handlers queued behind the response run.
       await new Promise((r) => setTimeout(r, 0));
       const late = cur.lateProgress.map(({ progressToken, ...p }) => p);
       cur.lateProgress = [];
-      return { result, progress, late };
+      const elicitations = cur.elicitations;
+      cur.elicitations = [];
+      return { result, progress, late, elicitations };
     }
     case "cancel": {
       const progress = [];
