@@ -95,11 +95,18 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 	so.HasTools, so.HasPrompts, so.HasResources, so.Logging = true, true, true, true
 	so.CompletionHandler = g.complete
 	so.ResourceFallback = g.readResource
+	so.Filter = g.filter
+	if len(cfg.Tenants) > 0 && so.CacheScope == "" {
+		so.CacheScope = "private" // lists depend on the caller's tenant
+	}
 	limits := opts.Limits
 	if reflect.DeepEqual(limits, Limits{}) {
 		limits, g.fileLimits = LimitsFromConfig(cfg.Limits), true
 	}
 	g.limiter = newLimiter(limits)
+	if g.fileLimits {
+		g.limiter.setTenants(tenantLimits(cfg))
+	}
 	g.audit = opts.Audit
 	so.Middleware = append([]mcp.Middleware{g.requestLog, g.limiter.middleware}, so.Middleware...)
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "mcpgate", Version: g.version}, &so)

@@ -72,9 +72,27 @@ func (l *limiter) set(lim Limits) {
 	}
 }
 
+// tenantLimits are the tenants' own limits, from the file.
+func tenantLimits(cfg *config.Config) map[string]Limits {
+	out := map[string]Limits{}
+	for name, t := range cfg.Tenants {
+		if t.Limits != nil {
+			out[name] = LimitsFromConfig(*t.Limits)
+		}
+	}
+	return out
+}
+
+func (l *limiter) setTenants(m map[string]Limits) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.tenants = m
+}
+
 // limiter enforces Limits as middleware around tools/call.
 type limiter struct {
-	limits Limits
+	limits  Limits
+	tenants map[string]Limits // a tenant's own limits replace limits
 
 	mu      sync.Mutex
 	buckets map[string]*bucket
@@ -99,19 +117,16 @@ func (l *limiter) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if req.Method != "tools/call" {
 			return next(ctx, req)
 		}
-		who := callerKey(ctx)
+		tenant, _ := TenantFrom(ctx)
+		who := tenant + "\x00" + mcp.PrincipalFrom(ctx)
 		tool := toolName(req)
-		release, err := l.admit(who, tool)
+		release, err := l.admit(tenant, who, tool)
 		if err != nil {
 			return nil, err
 		}
 		defer release()
 		return next(ctx, req)
 	}
-}
-
-func callerKey(ctx context.Context) string {
-	return mcp.PrincipalFrom(ctx)
 }
 
 // toolName reads params.name without decoding the arguments.
@@ -123,11 +138,15 @@ func toolName(req *mcp.Request) string {
 	return p.Name
 }
 
-func (l *limiter) admit(who, tool string) (func(), error) {
+func (l *limiter) admit(tenant, who, tool string) (func(), error) {
 	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.sweep(now)
+	limits := l.limits
+	if tl, ok := l.tenants[tenant]; ok {
+		limits = tl
+	}
 	var delays []time.Duration
 	var reserved []*rate.Reservation
 	take := func(key string, lim Limit) *bucket {
@@ -147,8 +166,8 @@ func (l *limiter) admit(who, tool string) (func(), error) {
 		}
 		return b
 	}
-	caller := take("c\x00"+who, l.limits.Calls)
-	if tl, ok := l.limits.Tools[tool]; ok {
+	caller := take("c\x00"+who, limits.Calls)
+	if tl, ok := limits.Tools[tool]; ok {
 		take("t\x00"+who+"\x00"+tool, tl)
 	}
 	var wait time.Duration
@@ -160,10 +179,10 @@ func (l *limiter) admit(who, tool string) (func(), error) {
 			r.CancelAt(now)
 		}
 		ms := int64(math.Ceil(float64(wait) / float64(time.Millisecond)))
-		return nil, jsonrpc.Errorf(CodeRateLimited, "Rate limit exceeded: too many calls%s; retry in %d ms", forTool(tool, l.limits.Tools), ms).
+		return nil, jsonrpc.Errorf(CodeRateLimited, "Rate limit exceeded: too many calls%s; retry in %d ms", forTool(tool, limits.Tools), ms).
 			WithData(map[string]any{"retryAfterMs": ms})
 	}
-	if n := l.limits.Concurrent; n > 0 {
+	if n := limits.Concurrent; n > 0 {
 		if caller.inflight >= n {
 			for _, r := range reserved {
 				r.CancelAt(now)

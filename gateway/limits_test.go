@@ -36,7 +36,7 @@ func TestGatewayRateLimitFlood(t *testing.T) {
 	waitState(t, g, StateReady)
 	h := mcphttp.NewHandler(g.Server(), &mcphttp.Options{Principal: func(r *http.Request) string { return r.Header.Get("X-User") }})
 	srv := httptest.NewServer(h)
-	defer srv.Close()
+	t.Cleanup(srv.Close) // after the clients' cleanups, which close their streams
 	connect := func(user string) *mcp.ClientSession {
 		cs, err := mcp.NewClient(nil, nil).Connect(context.Background(), &mcphttp.ClientTransport{Endpoint: srv.URL + "/mcp", Header: http.Header{"X-User": {user}}})
 		if err != nil {

@@ -52,6 +52,7 @@ func (g *Gateway) Reload(cfg *config.Config) {
 	g.mu.Unlock()
 	if g.fileLimits {
 		g.limiter.set(LimitsFromConfig(cfg.Limits))
+		g.limiter.setTenants(tenantLimits(cfg))
 	}
 	for _, u := range stop {
 		g.stopUpstream(u)

@@ -477,6 +477,12 @@ func (cs *ClientSession) handleResponse(msg *jsonrpc.Message) {
 			}
 		}
 	}
+	if cs.ctx.Err() != nil {
+		// Closing: calls abandoned by Close (an open listen stream, say)
+		// may still be answered on the way out.
+		cs.logger.Debug("mcp: dropped a response that arrived while closing", "id", truncateString(msg.ID.String(), 64))
+		return
+	}
 	cs.logger.Warn("mcp: dropped a response whose id matches no request of ours", "id", truncateString(msg.ID.String(), 64))
 }
 

@@ -97,7 +97,7 @@ func serveGateway(ctx context.Context, f serveFlags) error {
 	if cfg.Listen != "" && !f.addrSet {
 		f.addr = cfg.Listen
 	}
-	return serveHTTP(ctx, s, f, dbPath)
+	return serveHTTP(ctx, s, f, dbPath, &gatewayHTTP{wrap: g.TenantMiddleware, principal: gateway.PrincipalWithTenant})
 }
 
 func cmpOr(a, b string) string {

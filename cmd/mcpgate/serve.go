@@ -125,10 +125,17 @@ func serve(ctx context.Context, f serveFlags) error {
 		slog.Info("mcpgate serving on stdio", "version", buildVersion(), "db", path)
 		return s.ServeStdio(ctx, &mcp.ServeOptions{MaxMessageSize: f.maxMessageSize, ShutdownTimeout: f.shutdownTimeout})
 	}
-	return serveHTTP(ctx, s, f, path)
+	return serveHTTP(ctx, s, f, path, nil)
 }
 
-func serveHTTP(ctx context.Context, s *mcp.Server, f serveFlags, db string) error {
+// gatewayHTTP is what the gateway adds to HTTP serving: its tenant
+// resolution, inside authentication, and sessions bound to the tenant.
+type gatewayHTTP struct {
+	wrap      func(http.Handler) http.Handler
+	principal func(*http.Request) string
+}
+
+func serveHTTP(ctx context.Context, s *mcp.Server, f serveFlags, db string, gw *gatewayHTTP) error {
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", f.addr, err)
@@ -152,10 +159,16 @@ func serveHTTP(ctx context.Context, s *mcp.Server, f serveFlags, db string) erro
 		opts.Principal = authn.PrincipalID
 		opts.Authorize = authn.Authorize
 	}
+	if gw != nil {
+		opts.Principal = gw.principal
+	}
 	mh := mcphttp.NewHandler(s, opts)
 	var handler http.Handler = mh
+	if gw != nil {
+		handler = gw.wrap(handler)
+	}
 	if authn != nil {
-		handler = authn.Wrap(mh)
+		handler = authn.Wrap(handler)
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	url := "http://" + ln.Addr().String() + "/mcp"

@@ -45,6 +45,7 @@ func (d *decoder) config(doc *yaml.Node) *Config {
 		}},
 		{"defaults", func(v *yaml.Node, p []string) { d.fields(v, p, d.optionFields(&c.Defaults), nil) }},
 		{"limits", func(v *yaml.Node, p []string) { d.limits(&c.Limits, v, p) }},
+		{"tenants", func(v *yaml.Node, p []string) { d.tenants(c, v, p) }},
 		{"audit", func(v *yaml.Node, p []string) {
 			d.fields(v, p, []field{
 				{"db", func(v *yaml.Node, p []string) { c.Audit.DB = d.str(v, p) }},
@@ -62,10 +63,10 @@ func (d *decoder) config(doc *yaml.Node) *Config {
 		if strings.HasPrefix(e.key, "x-") {
 			return true // a place for YAML anchors, as in Compose files
 		}
-		if _, near := suggest(e.key, []string{"mcpServers", "servers", "listen", "separator", "builtins", "defaults", "limits", "audit"}); near {
+		if _, near := suggest(e.key, []string{"mcpServers", "servers", "listen", "separator", "builtins", "defaults", "limits", "audit", "tenants"}); near {
 			return false
 		}
-		d.warnf(npos(e.k), "mcpgate reads mcpServers (or servers), listen, separator, builtins, defaults, limits and audit",
+		d.warnf(npos(e.k), "mcpgate reads mcpServers (or servers), listen, separator, builtins, defaults, limits, audit and tenants",
 			"key %q ignored", e.key)
 		return true
 	})
@@ -229,4 +230,33 @@ func (d *decoder) limits(l *Limits, v *yaml.Node, p []string) {
 			}
 		}},
 	}, nil)
+}
+
+// tenants decodes the tenants section.
+func (d *decoder) tenants(c *Config, v *yaml.Node, p []string) {
+	es := d.mapping(v, p)
+	if es == nil {
+		return
+	}
+	c.Tenants = make(map[string]*Tenant, len(es))
+	for _, e := range es {
+		t := &Tenant{}
+		q := d.entry(p, e)
+		d.fields(e.v, q, []field{
+			{"principals", func(v *yaml.Node, p []string) { t.Principals = d.strList(v, p) }},
+			{"delegates", func(v *yaml.Node, p []string) { t.Delegates = d.strList(v, p) }},
+			{"servers", func(v *yaml.Node, p []string) { t.Servers = d.strList(v, p) }},
+			{"tools", func(v *yaml.Node, p []string) {
+				d.fields(v, p, []field{
+					{"allow", func(v *yaml.Node, p []string) { t.Tools.Allow = d.strList(v, p) }},
+					{"deny", func(v *yaml.Node, p []string) { t.Tools.Deny = d.strList(v, p) }},
+				}, nil)
+			}},
+			{"limits", func(v *yaml.Node, p []string) {
+				t.Limits = &Limits{}
+				d.limits(t.Limits, v, p)
+			}},
+		}, nil)
+		c.Tenants[e.key] = t
+	}
 }

@@ -25,6 +25,10 @@ type Config struct {
 	Limits Limits `json:"limits,omitempty"`
 	// Audit keeps a log of tool calls in SQLite.
 	Audit Audit `json:"audit,omitempty"`
+	// Tenants partition the gateway among groups of callers (over HTTP,
+	// by authenticated principal). Once any is configured, a caller that
+	// belongs to none sees nothing.
+	Tenants map[string]*Tenant `json:"tenants,omitempty"`
 
 	// Warnings are what Parse tolerated but a person may want to know:
 	// other clients' keys that mcpgate ignores, VS Code's inputs, unset
@@ -171,4 +175,26 @@ type Audit struct {
 	DB string `json:"db,omitempty"`
 	// Retention is how long records are kept. Default 30 days.
 	Retention Duration `json:"retention,omitempty"`
+}
+
+// Tenant is a group of callers with what they may see and how fast.
+type Tenant struct {
+	// Principals are its members, by principal ID ("apikey:NAME",
+	// "basic:USER", "oauth:SUB"); a token whose "tenant" claim names the
+	// tenant is a member too.
+	Principals []string `json:"principals,omitempty"`
+	// Delegates may act for the tenant by naming it in X-Tenant-ID.
+	Delegates []string `json:"delegates,omitempty"`
+	// Servers are the upstreams whose items it sees (empty = all).
+	Servers []string `json:"servers,omitempty"`
+	// Tools filters the published tool names it sees and calls (globs).
+	Tools ToolFilter `json:"tools,omitempty"`
+	// Limits replace the top-level limits for its callers.
+	Limits *Limits `json:"limits,omitempty"`
+}
+
+// ToolFilter is an allow and a deny list of glob patterns.
+type ToolFilter struct {
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
 }

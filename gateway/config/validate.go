@@ -62,7 +62,8 @@ func (c *Config) validate() Errors {
 	if c.Listen != "" {
 		v.listen(c.Listen)
 	}
-	v.limits(&c.Limits)
+	v.limits(&c.Limits, "limits")
+	v.tenants(c)
 	if c.Audit.Retention < 0 {
 		v.errorf(v.src.at("audit", "retention"), `use a duration such as "720h", or leave it out for 30 days`, "audit.retention is negative")
 	}
@@ -320,7 +321,7 @@ func (c *Config) ApplyDefaults() {
 	}
 }
 
-func (v *checker) limits(l *Limits) {
+func (v *checker) limits(l *Limits, at ...string) {
 	check := func(r Rate, p ...string) {
 		if r.PerMinute < 0 {
 			v.errorf(v.src.at(append(p, "perMinute")...), "use a positive number of calls a minute, or leave it out for no limit", "perMinute is negative")
@@ -329,11 +330,32 @@ func (v *checker) limits(l *Limits) {
 			v.errorf(v.src.at(append(p, "burst")...), "use a positive number, or leave it out for a tenth of perMinute", "burst is negative")
 		}
 	}
-	check(l.Calls, "limits", "calls")
+	check(l.Calls, append(at, "calls")...)
 	for name, r := range l.Tools {
-		check(r, "limits", "tools", name)
+		check(r, append(at, "tools", name)...)
 	}
 	if l.Concurrent < 0 {
-		v.errorf(v.src.at("limits", "concurrent"), "use a positive number, or leave it out for no bound", "concurrent is negative")
+		v.errorf(v.src.at(append(at, "concurrent")...), "use a positive number, or leave it out for no bound", "concurrent is negative")
+	}
+}
+
+func (v *checker) tenants(c *Config) {
+	for name, t := range c.Tenants {
+		if !serverName.MatchString(name) {
+			v.errorf(v.src.keyAt("tenants", name), "use 1 to 32 of a-z, 0-9 and '-', starting with a letter", "tenant name %q is not allowed", name)
+		}
+		for _, s := range t.Servers {
+			if _, ok := c.Servers[s]; !ok && !(s == "tasks" && c.Builtins.Tasks) {
+				v.errorf(v.src.at("tenants", name, "servers"), "name a server of mcpServers", "tenant %s names the server %q, which is not configured", name, s)
+			}
+		}
+		for _, g := range append(append([]string(nil), t.Tools.Allow...), t.Tools.Deny...) {
+			if _, err := path.Match(g, ""); err != nil {
+				v.errorf(v.src.at("tenants", name, "tools"), "a glob uses *, ? and [...] as in path.Match", "tenant %s: bad tool pattern %q", name, g)
+			}
+		}
+		if t.Limits != nil {
+			v.limits(t.Limits, "tenants", name, "limits")
+		}
 	}
 }

@@ -1,0 +1,148 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"slices"
+
+	"github.com/mcpgate/mcpgate/auth"
+	"github.com/mcpgate/mcpgate/gateway/config"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// Tenants partition the gateway over HTTP: each caller acts for one
+// tenant, which decides the servers and tools it sees and its limits.
+// Over stdio there is one local user and no tenant.
+
+type tenantKey struct{}
+
+// WithTenant records in ctx the tenant the caller acts for ("" for none).
+func WithTenant(ctx context.Context, tenant string) context.Context {
+	return context.WithValue(ctx, tenantKey{}, tenant)
+}
+
+// TenantFrom returns the tenant recorded by WithTenant; ok is false where
+// tenants do not apply (stdio).
+func TenantFrom(ctx context.Context) (tenant string, ok bool) {
+	tenant, ok = ctx.Value(tenantKey{}).(string)
+	return tenant, ok
+}
+
+// resolveTenant chooses the tenant of a principal: the one X-Tenant-ID
+// names, when the principal belongs to it or is its delegate (else
+// refused), or else the only one it belongs to; "" when none.
+func resolveTenant(tenants map[string]*config.Tenant, p *auth.Principal, header string) (string, bool) {
+	id := p.ID()
+	claim, _ := claimString(p, "tenant")
+	member := func(name string, t *config.Tenant) bool {
+		return slices.Contains(t.Principals, id) || slices.Contains(t.Principals, "*") || (claim != "" && claim == name)
+	}
+	if header != "" {
+		t := tenants[header]
+		if t == nil || !(member(header, t) || slices.Contains(t.Delegates, id)) {
+			return "", false
+		}
+		return header, true
+	}
+	found := ""
+	for _, name := range sortedKeys(tenants) {
+		if member(name, tenants[name]) {
+			if found != "" {
+				return "", true // several: the caller must say which
+			}
+			found = name
+		}
+	}
+	return found, true
+}
+
+func claimString(p *auth.Principal, name string) (string, bool) {
+	if p == nil {
+		return "", false
+	}
+	s, ok := p.Claims[name].(string)
+	return s, ok
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// TenantMiddleware resolves each HTTP request's tenant from its
+// authenticated principal (auth's middleware runs first) and X-Tenant-ID.
+// A request naming a tenant its principal may not act for gets 403.
+// Without tenants configured it changes nothing.
+func (g *Gateway) TenantMiddleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.mu.Lock()
+		tenants := g.cfg.Tenants
+		g.mu.Unlock()
+		if len(tenants) == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		tn, ok := resolveTenant(tenants, auth.FromContext(r.Context()), r.Header.Get("X-Tenant-ID"))
+		if !ok {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			w.Write([]byte(`{"jsonrpc":"2.0","error":{"code":-32600,"message":"Forbidden: this principal may not act for the tenant X-Tenant-ID names"}}`))
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(WithTenant(r.Context(), tn)))
+	})
+}
+
+// PrincipalWithTenant is mcphttp's Options.Principal for a gateway with
+// tenants: sessions, tasks and request states are bound to the principal
+// and the tenant it acts for.
+func PrincipalWithTenant(r *http.Request) string {
+	id := auth.FromContext(r.Context()).ID()
+	if tn, ok := TenantFrom(r.Context()); ok && tn != "" {
+		return id + "#" + tn
+	}
+	return id
+}
+
+// filter is the downstream server's Filter: a tenant sees the servers and
+// tools its configuration allows; a caller with no tenant, where tenants
+// exist, sees nothing.
+func (g *Gateway) filter(ctx context.Context, kind mcp.ItemKind, name string) bool {
+	tn, ok := TenantFrom(ctx)
+	if !ok {
+		return true
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.cfg.Tenants) == 0 {
+		return true
+	}
+	t := g.cfg.Tenants[tn]
+	if t == nil {
+		return false
+	}
+	server := ""
+	switch kind {
+	case mcp.KindTool:
+		if u := g.toolOwner[name]; u != nil {
+			server = u.cfg.Name
+		}
+	case mcp.KindPrompt:
+		if u := g.promptOwner[name]; u != nil {
+			server = u.cfg.Name
+		}
+	default:
+		server, _, _ = splitURI(name)
+	}
+	if len(t.Servers) > 0 && !slices.Contains(t.Servers, server) {
+		return false
+	}
+	if kind == mcp.KindTool {
+		return allowed(name, t.Tools.Allow, t.Tools.Deny)
+	}
+	return true
+}

@@ -1,0 +1,96 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcpgate/mcpgate/auth"
+	"github.com/mcpgate/mcpgate/gateway/config"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
+)
+
+// Tenants over HTTP: each sees its servers and tools, calls to the others
+// are unknown tools, a principal in no tenant sees nothing, and
+// X-Tenant-ID works only for members and delegates.
+func TestGatewayTenants(t *testing.T) {
+	var logs logBuffer
+	cfg := &config.Config{
+		Servers: map[string]*config.Server{"alpha": httpServer(t, "alpha"), "beta": httpServer(t, "beta")},
+		Tenants: map[string]*config.Tenant{
+			"acme":   {Principals: []string{"apikey:alice"}, Servers: []string{"alpha"}},
+			"globex": {Principals: []string{"apikey:bob"}, Delegates: []string{"apikey:ops"}, Tools: config.ToolFilter{Deny: []string{"*_echo"}}},
+		},
+	}
+	g, err := New(cfg, &Options{Logger: logs.logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); g.Close() }()
+	g.Start(ctx)
+	waitState(t, g, StateReady)
+	h := mcphttp.NewHandler(g.Server(), &mcphttp.Options{Principal: PrincipalWithTenant})
+	// A stand-in for auth's middleware: the principal is the X-User key.
+	fakeAuth := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), &auth.Principal{Method: "apikey", Subject: r.Header.Get("X-User")})))
+		})
+	}
+	srv := httptest.NewServer(fakeAuth(g.TenantMiddleware(h)))
+	t.Cleanup(srv.Close) // after the clients' cleanups, which close their streams
+	connect := func(user, tenant string) (*mcp.ClientSession, error) {
+		hdr := http.Header{"X-User": {user}}
+		if tenant != "" {
+			hdr.Set("X-Tenant-ID", tenant)
+		}
+		cs, err := mcp.NewClient(nil, &mcp.ClientOptions{ProtocolVersion: "2025-11-25"}).Connect(context.Background(), &mcphttp.ClientTransport{Endpoint: srv.URL + "/mcp", Header: hdr, DisableLegacyFallback: true})
+		if err == nil {
+			t.Cleanup(func() { cs.Close() })
+		}
+		return cs, err
+	}
+	for _, tt := range []struct {
+		user, tenant string
+		sees, hidden []string
+	}{
+		{"alice", "", []string{"alpha_echo", "alpha_pid"}, []string{"beta_echo", "beta_pid"}},
+		{"bob", "", []string{"alpha_pid", "beta_pid"}, []string{"alpha_echo", "beta_echo"}},
+		{"ops", "globex", []string{"beta_pid"}, []string{"beta_echo"}},
+		{"carol", "", nil, []string{"alpha_echo", "beta_pid"}},
+	} {
+		cs, err := connect(tt.user, tt.tenant)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.user, err)
+		}
+		names := toolNames(t, cs)
+		for _, n := range tt.sees {
+			if !slices.Contains(names, n) {
+				t.Errorf("%s does not see %s: %v", tt.user, n, names)
+			}
+		}
+		for _, n := range tt.hidden {
+			if slices.Contains(names, n) {
+				t.Errorf("%s sees %s", tt.user, n)
+			}
+			if _, err := cs.CallTool(context.Background(), n, map[string]string{"text": "x"}); rpcCode(err) != jsonrpc.CodeInvalidParams {
+				t.Errorf("%s calling %s: %v, want -32602", tt.user, n, err)
+			}
+		}
+		for _, n := range tt.sees {
+			if strings.HasSuffix(n, "_pid") {
+				callText(t, cs, n, nil)
+			}
+		}
+	}
+	for _, tt := range []struct{ user, tenant string }{{"ops", "acme"}, {"alice", "globex"}, {"alice", "nope"}} {
+		if _, err := connect(tt.user, tt.tenant); err == nil || !strings.Contains(err.Error(), "403") {
+			t.Errorf("%s acting for %s: %v, want 403", tt.user, tt.tenant, err)
+		}
+	}
+}
