@@ -43,6 +43,11 @@ func (u *upstream) relayElicitation(ctx context.Context, _ *mcp.ClientSession, p
 }
 
 func (u *upstream) relayRoots(ctx context.Context, _ *mcp.ClientSession) (*mcp.ListRootsResult, error) {
+	if u.downstream(ctx) == nil {
+		// Asked outside any call (servers ask right after initialize):
+		// no client's roots apply, so none.
+		return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
+	}
 	r, err := u.relayTarget(ctx, "roots/list")
 	if err != nil {
 		return nil, err
