@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strconv"
@@ -414,4 +416,56 @@ func TestGatewayReloadUnderLoad(t *testing.T) {
 	if n := strings.Count(logs.String(), "msg=\"gateway: upstream ready\" upstream=beta "); n != 1 {
 		t.Errorf("beta started %d times; an unchanged upstream must not restart", n)
 	}
+}
+
+// An upstream that refuses our credentials is down and not retried; the
+// others serve.
+func TestGatewayAuthFailureNotRetried(t *testing.T) {
+	var logs logBuffer
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	locked := &configServer{Name: "locked", URL: srv.URL + "/mcp", Type: "http"}
+	g, cs := startGatewayLoose(t, &logs, locked, httpServer(t, "alpha"))
+	waitUntil(t, func() bool {
+		for _, st := range g.Status() {
+			if st.Name == "locked" && st.State == StateDown {
+				return true
+			}
+		}
+		return false
+	}, "locked to be down")
+	n := hits.Load()
+	time.Sleep(1500 * time.Millisecond) // longer than the first backoffs: a retry would show
+	if hits.Load() != n {
+		t.Errorf("the refusing upstream was retried: %d requests, then %d", n, hits.Load())
+	}
+	if got := callText(t, cs, "alpha_echo", map[string]string{"text": "x"}); got != "alpha: x" {
+		t.Errorf("%q", got)
+	}
+}
+
+// startGatewayLoose is startGateway without waiting for every upstream.
+func startGatewayLoose(t *testing.T, logs *logBuffer, servers ...*configServer) (*Gateway, *mcp.ClientSession) {
+	t.Helper()
+	cfg := &config.Config{Servers: map[string]*config.Server{}}
+	for _, s := range servers {
+		cfg.Servers[s.Name] = s
+	}
+	g, err := New(cfg, &Options{Logger: logs.logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	g.Start(ctx)
+	cs := connectTo(t, g.Server(), nil)
+	t.Cleanup(func() {
+		cancel()
+		g.Close()
+	})
+	waitUntil(t, func() bool { return len(toolNames(t, cs)) > 0 }, "some tools")
+	return g, cs
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgate/mcpgate/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -48,6 +49,9 @@ type upstream struct {
 	breaker  breaker
 
 	local *mcp.Server // a built-in, served in this process over a pipe
+
+	oauthOnce sync.Once
+	oauth     *http.Client // the OAuth client of an upstream with oauth, kept for its tokens
 
 	wake   chan struct{} // asks an idle upstream to connect
 	cancel context.CancelFunc
@@ -99,7 +103,26 @@ func (u *upstream) transport() mcp.Transport {
 	if c.BearerToken != "" {
 		h.Set("Authorization", "Bearer "+c.BearerToken)
 	}
-	return &mcphttp.ClientTransport{Endpoint: c.URL, Header: h, Logger: u.logger, DisableLegacyFallback: false}
+	t := &mcphttp.ClientTransport{Endpoint: c.URL, Header: h, Logger: u.logger, DisableLegacyFallback: c.Type == "http" || c.Type == "streamable-http"}
+	if c.OAuth != nil {
+		u.oauthOnce.Do(func() {
+			u.oauth = &http.Client{Transport: oauthclient.NewTransport(oauthclient.Config{
+				ServerURL: c.URL, GrantType: c.OAuth.Grant, ClientID: c.OAuth.ClientID, ClientSecret: c.OAuth.ClientSecret,
+				Scopes: c.OAuth.Scopes, ClientName: "mcpgate",
+			}, nil)}
+		})
+		t.HTTPClient = u.oauth
+	}
+	return t
+}
+
+// authFailure reports whether err is the upstream refusing our
+// credentials: retrying would only be refused again (and may lock the
+// account), so the upstream stays down until the configuration changes.
+func authFailure(err error) bool {
+	var he *mcphttp.HTTPError
+	return errors.As(err, &he) && (he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden) ||
+		errors.Is(err, oauthclient.ErrAuthorization)
 }
 
 func (u *upstream) clientOptions() *mcp.ClientOptions {
@@ -128,6 +151,12 @@ func (u *upstream) run(ctx context.Context) {
 	first := true
 	for ctx.Err() == nil {
 		cs, err := u.connect(ctx)
+		if err != nil && authFailure(err) {
+			u.setDown(err)
+			u.logger.Error("gateway: upstream refused our credentials; not retrying until the configuration changes", "error", err)
+			<-ctx.Done()
+			return
+		}
 		if err != nil {
 			u.setDown(err)
 			wait := backoff + time.Duration(rand.Int64N(int64(backoff/2)+1))
