@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/auth"
@@ -92,5 +93,51 @@ func TestGatewayTenants(t *testing.T) {
 		if _, err := connect(tt.user, tt.tenant); err == nil || !strings.Contains(err.Error(), "403") {
 			t.Errorf("%s acting for %s: %v, want 403", tt.user, tt.tenant, err)
 		}
+	}
+}
+
+// The upstream hop carries the configured credentials only: a client's
+// own token never reaches an upstream.
+func TestGatewayNeverForwardsClientToken(t *testing.T) {
+	var logs logBuffer
+	var mu sync.Mutex
+	var seen []string
+	up := mcphttp.NewHandler(testUpstream("alpha"), nil)
+	upSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization"))
+		mu.Unlock()
+		up.ServeHTTP(w, r)
+	}))
+	defer upSrv.Close()
+	cfg := &config.Config{Servers: map[string]*config.Server{"alpha": {Name: "alpha", URL: upSrv.URL + "/mcp", BearerToken: "upstream-secret"}}}
+	g, err := New(cfg, &Options{Logger: logs.logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); g.Close() }()
+	g.Start(ctx)
+	waitState(t, g, StateReady)
+	srv := httptest.NewServer(mcphttp.NewHandler(g.Server(), nil))
+	t.Cleanup(srv.Close)
+	cs, err := mcp.NewClient(nil, nil).Connect(context.Background(), &mcphttp.ClientTransport{Endpoint: srv.URL + "/mcp", Header: http.Header{"Authorization": {"Bearer client-secret"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	callText(t, cs, "alpha_echo", map[string]string{"text": "x"})
+	mu.Lock()
+	defer mu.Unlock()
+	for _, a := range seen {
+		if a != "Bearer upstream-secret" {
+			t.Errorf("the upstream saw Authorization %q", a)
+		}
+	}
+	if len(seen) == 0 {
+		t.Error("the upstream saw no requests")
+	}
+	if strings.Contains(logs.String(), "upstream-secret") || strings.Contains(logs.String(), "client-secret") {
+		t.Error("a token reached the log")
 	}
 }
