@@ -67,6 +67,9 @@ func allowed(name string, allow, deny []string) bool {
 // of what it published before. The list_changed notifications of the
 // upstream call it again, so the gateway's lists are served from memory.
 func (u *upstream) refresh(ctx context.Context, cs *mcp.ClientSession) error {
+	if u.tenantKey != "" {
+		return nil // the shared instance publishes the server's items
+	}
 	u.g.refreshMu.Lock()
 	defer u.g.refreshMu.Unlock()
 	caps := cs.InitializeResult().Capabilities

@@ -10,8 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -64,6 +66,7 @@ type Gateway struct {
 
 	mu          sync.Mutex
 	upstreams   map[string]*upstream
+	tenantUps   map[string]*upstream // "tenant/server" → that tenant's own instance
 	toolOwner   map[string]*upstream // published tool name → its upstream
 	promptOwner map[string]*upstream
 
@@ -79,7 +82,7 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 	}
 	g := &Gateway{
 		cfg: cfg, logger: opts.Logger, version: opts.Version, sep: cfg.Separator,
-		upstreams: map[string]*upstream{}, toolOwner: map[string]*upstream{}, promptOwner: map[string]*upstream{},
+		upstreams: map[string]*upstream{}, tenantUps: map[string]*upstream{}, toolOwner: map[string]*upstream{}, promptOwner: map[string]*upstream{},
 	}
 	if g.logger == nil {
 		g.logger = slog.Default()
@@ -132,6 +135,9 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 	for _, name := range names {
 		g.upstreams[name] = newUpstream(g, cfg.Servers[name])
 	}
+	for key, sc := range tenantConfigs(cfg) {
+		g.tenantUps[key] = newTenantUpstream(g, key, sc)
+	}
 	for name, srv := range opts.Builtins {
 		if _, dup := g.upstreams[name]; dup {
 			return nil, fmt.Errorf("gateway: a configured server is named %q, like a built-in; rename it", name)
@@ -154,6 +160,9 @@ func (g *Gateway) Start(ctx context.Context) {
 	defer g.mu.Unlock()
 	g.ctx = ctx
 	for _, u := range g.upstreams {
+		g.startUpstream(ctx, u)
+	}
+	for _, u := range g.tenantUps {
 		g.startUpstream(ctx, u)
 	}
 }
@@ -189,9 +198,14 @@ type UpstreamStatus struct {
 func (g *Gateway) Status() []UpstreamStatus {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	out := make([]UpstreamStatus, 0, len(g.upstreams))
-	for _, u := range g.upstreams {
+	out := make([]UpstreamStatus, 0, len(g.upstreams)+len(g.tenantUps))
+	all := slices.Collect(maps.Values(g.upstreams))
+	all = append(all, slices.Collect(maps.Values(g.tenantUps))...)
+	for _, u := range all {
 		st := UpstreamStatus{Name: u.cfg.Name}
+		if u.tenantKey != "" {
+			st.Name = u.cfg.Name + "@" + u.tenantKey[:strings.IndexByte(u.tenantKey, '/')]
+		}
 		if u.catalog != nil {
 			st.Tools = len(u.catalog.tools)
 		}
@@ -240,6 +254,8 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if !ok {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: unknown tool %q; call tools/list to see the available tools", req.Params.Name)
 	}
+	server := u.cfg.Name
+	u = g.forTenant(ctx, u)
 	var res *mcp.CallToolResult
 	err := u.do(ctx, req.Request, func(ctx context.Context, cs *mcp.ClientSession) error {
 		ctx = mcp.WithProgress(ctx, func(p *mcp.ProgressNotificationParams) {
@@ -252,7 +268,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if err != nil {
 		return nil, err
 	}
-	rewriteContent(u.cfg.Name, res.Content)
+	rewriteContent(server, res.Content)
 	return res, nil
 }
 
@@ -282,6 +298,7 @@ func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mc
 	if orig == "" {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: unknown prompt %q; call prompts/list to see the available prompts", req.Params.Name)
 	}
+	u = g.forTenant(ctx, u)
 	var res *mcp.GetPromptResult
 	err := u.do(ctx, req.Request, func(ctx context.Context, cs *mcp.ClientSession) error {
 		var err error
@@ -314,6 +331,7 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 	if u == nil {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
+	u = g.forTenant(ctx, u)
 	var res *mcp.ReadResourceResult
 	err := u.do(ctx, req.Request, func(ctx context.Context, cs *mcp.ClientSession) error {
 		var err error
@@ -355,6 +373,7 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	if u == nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %s %q is not known to this gateway", ref.Type, ref.Name+ref.URI)
 	}
+	u = g.forTenant(ctx, u)
 	var res *mcp.CompleteResult
 	err := u.do(ctx, req.Request, func(ctx context.Context, cs *mcp.ClientSession) error {
 		var err error

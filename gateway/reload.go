@@ -49,6 +49,25 @@ func (g *Gateway) Reload(cfg *config.Config) {
 			delete(g.upstreams, name)
 		}
 	}
+	for key, sc := range tenantConfigs(cfg) {
+		keep["\x00"+key] = true
+		old := g.tenantUps[key]
+		if old != nil && reflect.DeepEqual(old.cfg, sc) {
+			continue
+		}
+		if old != nil {
+			stop = append(stop, old)
+		}
+		u := newTenantUpstream(g, key, sc)
+		g.tenantUps[key] = u
+		start = append(start, u)
+	}
+	for key, u := range g.tenantUps {
+		if !keep["\x00"+key] {
+			stop = append(stop, u)
+			delete(g.tenantUps, key)
+		}
+	}
 	g.mu.Unlock()
 	if g.fileLimits {
 		g.limiter.set(LimitsFromConfig(cfg.Limits))

@@ -2,8 +2,10 @@ package gateway
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/mcpgate/mcpgate/auth"
 	"github.com/mcpgate/mcpgate/gateway/config"
@@ -145,4 +147,61 @@ func (g *Gateway) filter(ctx context.Context, kind mcp.ItemKind, name string) bo
 		return allowed(name, t.Tools.Allow, t.Tools.Deny)
 	}
 	return true
+}
+
+// tenantConfigs are the per-tenant instances the configuration asks for,
+// keyed "tenant/server": the server's settings with the tenant's
+// credentials over them.
+func tenantConfigs(cfg *config.Config) map[string]*config.Server {
+	out := map[string]*config.Server{}
+	for tn, t := range cfg.Tenants {
+		for name, cr := range t.Credentials {
+			sc := cfg.Servers[name]
+			if sc == nil || sc.Disabled || cr == nil {
+				continue
+			}
+			c := *sc
+			c.Name = name
+			c.Env = maps.Clone(sc.Env)
+			if c.Env == nil && len(cr.Env) > 0 {
+				c.Env = map[string]string{}
+			}
+			maps.Copy(c.Env, cr.Env)
+			c.Headers = maps.Clone(sc.Headers)
+			if c.Headers == nil && len(cr.Headers) > 0 {
+				c.Headers = map[string]string{}
+			}
+			maps.Copy(c.Headers, cr.Headers)
+			if cr.BearerToken != "" {
+				c.BearerToken = cr.BearerToken
+			}
+			out[tn+"/"+name] = &c
+		}
+	}
+	return out
+}
+
+// newTenantUpstream is an instance of a server for one tenant: it serves
+// that tenant's calls with the tenant's credentials and publishes nothing
+// (the server's shared instance publishes its tools).
+func newTenantUpstream(g *Gateway, key string, sc *config.Server) *upstream {
+	u := newUpstream(g, sc)
+	u.tenantKey = key
+	u.logger = g.logger.With("upstream", sc.Name, "tenant", key[:strings.IndexByte(key, '/')])
+	return u
+}
+
+// forTenant swaps an upstream for the caller's tenant's own instance of
+// it, when the tenant has credentials for that server.
+func (g *Gateway) forTenant(ctx context.Context, u *upstream) *upstream {
+	tn, ok := TenantFrom(ctx)
+	if !ok || tn == "" {
+		return u
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if tu := g.tenantUps[tn+"/"+u.cfg.Name]; tu != nil {
+		return tu
+	}
+	return u
 }

@@ -141,3 +141,53 @@ func TestGatewayNeverForwardsClientToken(t *testing.T) {
 		t.Error("a token reached the log")
 	}
 }
+
+// A tenant with credentials of its own for a server gets a process of
+// that server of its own, started with them; the others share one.
+func TestGatewayTenantCredentials(t *testing.T) {
+	var logs logBuffer
+	alpha := stdioServer("alpha")
+	alpha.Start = "eager"
+	alpha.Env["UPSTREAM_SECRET"] = "shared"
+	cfg := &config.Config{
+		Servers: map[string]*config.Server{"alpha": alpha},
+		Tenants: map[string]*config.Tenant{
+			"acme":   {Principals: []string{"apikey:alice"}, Credentials: map[string]*config.Credentials{"alpha": {Env: map[string]string{"UPSTREAM_SECRET": "acme-key"}}}},
+			"globex": {Principals: []string{"apikey:bob"}},
+		},
+	}
+	g, err := New(cfg, &Options{Logger: logs.logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); g.Close() }()
+	g.Start(ctx)
+	waitState(t, g, StateReady, StateIdle)
+	h := mcphttp.NewHandler(g.Server(), &mcphttp.Options{Principal: PrincipalWithTenant})
+	fakeAuth := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), &auth.Principal{Method: "apikey", Subject: r.Header.Get("X-User")})))
+		})
+	}
+	srv := httptest.NewServer(fakeAuth(g.TenantMiddleware(h)))
+	t.Cleanup(srv.Close)
+	pids := map[string]string{}
+	for user, want := range map[string]string{"alice": "acme-key", "bob": "shared"} {
+		cs, err := mcp.NewClient(nil, nil).Connect(context.Background(), &mcphttp.ClientTransport{Endpoint: srv.URL + "/mcp", Header: http.Header{"X-User": {user}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		if got := callText(t, cs, "alpha_whoami", nil); got != want {
+			t.Errorf("%s's call ran with %q, want %q", user, got, want)
+		}
+		pids[user] = callText(t, cs, "alpha_pid", nil)
+	}
+	if pids["alice"] == pids["bob"] {
+		t.Error("two tenants with different credentials share a process")
+	}
+	if strings.Contains(logs.String(), "acme-key") {
+		t.Error("a tenant's credential reached the log")
+	}
+}

@@ -48,7 +48,8 @@ type upstream struct {
 	active   []*mcp.Request
 	breaker  breaker
 
-	local *mcp.Server // a built-in, served in this process over a pipe
+	local     *mcp.Server // a built-in, served in this process over a pipe
+	tenantKey string      // "tenant/server" for a tenant's own instance, which publishes nothing
 
 	oauthOnce sync.Once
 	oauth     *http.Client // the OAuth client of an upstream with oauth, kept for its tokens

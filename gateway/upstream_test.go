@@ -45,6 +45,9 @@ func testUpstream(name string) *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes text"}, func(ctx context.Context, req *mcp.CallToolRequest, in textIn) (*mcp.CallToolResult, any, error) {
 		return mcp.TextResult(name + ": " + in.Text), nil, nil
 	})
+	mcp.AddTool(s, &mcp.Tool{Name: "whoami", Description: "The credential it was started with"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		return mcp.TextResult(os.Getenv("UPSTREAM_SECRET")), nil, nil
+	})
 	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Its process id"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		return mcp.TextResult(strconv.Itoa(os.Getpid())), nil, nil
 	})

@@ -63,6 +63,23 @@ func (c *Config) Redacted() *Config {
 		}
 		r.Servers[name] = &t
 	}
+	if c.Tenants != nil {
+		r.Tenants = make(map[string]*Tenant, len(c.Tenants))
+		for name, t := range c.Tenants {
+			tc := *t
+			if t.Credentials != nil {
+				tc.Credentials = make(map[string]*Credentials, len(t.Credentials))
+				for s, cr := range t.Credentials {
+					rc := &Credentials{Env: redactValues(cr.Env), Headers: redactValues(cr.Headers)}
+					if cr.BearerToken != "" {
+						rc.BearerToken = Redaction
+					}
+					tc.Credentials[s] = rc
+				}
+			}
+			r.Tenants[name] = &tc
+		}
+	}
 	return &r
 }
 

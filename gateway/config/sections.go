@@ -256,6 +256,22 @@ func (d *decoder) tenants(c *Config, v *yaml.Node, p []string) {
 				t.Limits = &Limits{}
 				d.limits(t.Limits, v, p)
 			}},
+			{"credentials", func(v *yaml.Node, p []string) {
+				es := d.mapping(v, p)
+				if es == nil {
+					return
+				}
+				t.Credentials = make(map[string]*Credentials, len(es))
+				for _, e := range es {
+					c := &Credentials{}
+					d.fields(e.v, d.entry(p, e), []field{
+						{"env", func(v *yaml.Node, p []string) { c.Env = d.strMap(v, p) }},
+						{"headers", func(v *yaml.Node, p []string) { c.Headers = d.strMap(v, p) }},
+						{"bearerToken", func(v *yaml.Node, p []string) { c.BearerToken = d.str(v, p) }},
+					}, nil)
+					t.Credentials[e.key] = c
+				}
+			}},
 		}, nil)
 		c.Tenants[e.key] = t
 	}

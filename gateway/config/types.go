@@ -191,6 +191,17 @@ type Tenant struct {
 	Tools ToolFilter `json:"tools,omitempty"`
 	// Limits replace the top-level limits for its callers.
 	Limits *Limits `json:"limits,omitempty"`
+	// Credentials override a server's env, headers or bearer token for
+	// this tenant's calls, by server name: the gateway runs a connection
+	// (for stdio, a process) of the server of its own for the tenant.
+	Credentials map[string]*Credentials `json:"credentials,omitempty"`
+}
+
+// Credentials replace or add to a server's secrets for one tenant.
+type Credentials struct {
+	Env         map[string]string `json:"env,omitempty"`
+	Headers     map[string]string `json:"headers,omitempty"`
+	BearerToken string            `json:"bearerToken,omitempty"`
 }
 
 // ToolFilter is an allow and a deny list of glob patterns.

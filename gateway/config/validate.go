@@ -357,5 +357,16 @@ func (v *checker) tenants(c *Config) {
 		if t.Limits != nil {
 			v.limits(t.Limits, "tenants", name, "limits")
 		}
+		for s, cr := range t.Credentials {
+			srv := c.Servers[s]
+			switch {
+			case srv == nil:
+				v.errorf(v.src.keyAt("tenants", name, "credentials", s), "name a server of mcpServers", "tenant %s has credentials for %q, which is not configured", name, s)
+			case srv.Command != "" && (len(cr.Headers) > 0 || cr.BearerToken != ""):
+				v.errorf(v.src.keyAt("tenants", name, "credentials", s), "a command server takes env; headers and bearerToken are for URL servers", "tenant %s: headers or bearerToken for the command server %q", name, s)
+			case srv.URL != "" && len(cr.Env) > 0:
+				v.errorf(v.src.keyAt("tenants", name, "credentials", s), "a URL server takes headers or bearerToken; env is for command servers", "tenant %s: env for the URL server %q", name, s)
+			}
+		}
 	}
 }
