@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/mcpgate/mcpgate/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -39,6 +40,11 @@ type Options struct {
 	// Metrics, when set, receives the gateway's Prometheus series (see
 	// OpsHandler).
 	Metrics prometheus.Registerer
+	// TokenStore keeps the OAuth tokens of upstreams with the
+	// authorization_code grant, obtained beforehand by a person (mcpgate
+	// login) and refreshed by the gateway. Nil means no such upstream can
+	// be reached.
+	TokenStore oauthclient.TokenStore
 	// Audit, when set, receives a record of every tool call.
 	Audit *Audit
 	// Builtins are servers run in this process and published like any
@@ -57,10 +63,11 @@ type Gateway struct {
 	sep     string
 	server  *mcp.Server
 
-	refreshMu sync.Mutex // one publication at a time
-	limiter   *limiter
-	metrics   *metrics
-	audit     *Audit
+	refreshMu  sync.Mutex // one publication at a time
+	tokenStore oauthclient.TokenStore
+	limiter    *limiter
+	metrics    *metrics
+	audit      *Audit
 	// fileLimits: the limits come from the file, so a reload changes them.
 	fileLimits bool
 
@@ -111,6 +118,7 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 		g.limiter.setTenants(tenantLimits(cfg))
 	}
 	g.audit = opts.Audit
+	g.tokenStore = opts.TokenStore
 	so.Middleware = append([]mcp.Middleware{g.requestLog, g.limiter.middleware}, so.Middleware...)
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "mcpgate", Version: g.version}, &so)
 	if opts.Metrics != nil {

@@ -107,9 +107,11 @@ func (u *upstream) transport() mcp.Transport {
 	t := &mcphttp.ClientTransport{Endpoint: c.URL, Header: h, Logger: u.logger, DisableLegacyFallback: c.Type == "http" || c.Type == "streamable-http"}
 	if c.OAuth != nil {
 		u.oauthOnce.Do(func() {
+			// authorization_code: tokens a person got with `mcpgate login`,
+			// refreshed here; the gateway never opens a browser.
 			u.oauth = &http.Client{Transport: oauthclient.NewTransport(oauthclient.Config{
 				ServerURL: c.URL, GrantType: c.OAuth.Grant, ClientID: c.OAuth.ClientID, ClientSecret: c.OAuth.ClientSecret,
-				Scopes: c.OAuth.Scopes, ClientName: "mcpgate",
+				Scopes: c.OAuth.Scopes, ClientName: "mcpgate", Store: u.g.tokenStore, Logger: u.logger,
 			}, nil)}
 		})
 		t.HTTPClient = u.oauth

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/mcpgate/mcpgate/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -66,6 +67,9 @@ func serveGateway(ctx context.Context, f serveFlags) error {
 		reg = prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		opts.Metrics = reg
+	}
+	if tf, err := oauthTokenFile(); err == nil {
+		opts.TokenStore = oauthclient.NewFileStore(tf) // what mcpgate login keeps
 	}
 	g, err := gateway.New(cfg, opts)
 	if err != nil {

@@ -48,7 +48,7 @@ only protocol messages; the client commands print their results there.`,
 		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})))
 		return nil
 	}
-	root.AddCommand(newServeCmd(), newCheckConfigCmd(), newAuthCmd(), newVersionCmd(), newConformanceCmd(), newConformanceClientCmd())
+	root.AddCommand(newServeCmd(), newCheckConfigCmd(), newLoginCmd(), newAuthCmd(), newVersionCmd(), newConformanceCmd(), newConformanceClientCmd())
 	root.AddCommand(newClientCmds()...) // tools, resources, prompts, ping
 	return root
 }
