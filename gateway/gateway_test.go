@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -468,4 +469,41 @@ func startGatewayLoose(t *testing.T, logs *logBuffer, servers ...*configServer) 
 	})
 	waitUntil(t, func() bool { return len(toolNames(t, cs)) > 0 }, "some tools")
 	return g, cs
+}
+
+// A server's tool policy: allow and deny globs, a rename, a description
+// override and metadata published under the gateway's _meta key.
+func TestGatewayToolPolicy(t *testing.T) {
+	var logs logBuffer
+	s := httpServer(t, "alpha")
+	s.Tools = config.ToolPolicy{
+		Allow:        []string{"e*", "p*", "s*"},
+		Deny:         []string{"slow"},
+		Rename:       map[string]string{"echo": "say"},
+		Descriptions: map[string]string{"pid": "Which process answers"},
+		Meta:         map[string]map[string]any{"pid": {"category": "diagnostics"}},
+	}
+	_, cs := startGateway(t, &logs, nil, s)
+	var got []*mcp.Tool
+	for tool, err := range cs.Tools(context.Background()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, tool)
+	}
+	names := []string{}
+	for _, tool := range got {
+		names = append(names, tool.Name)
+		if tool.Name == "alpha_pid" {
+			if tool.Description != "Which process answers" || fmt.Sprint(tool.Meta[MetaTool]) != "map[category:diagnostics]" {
+				t.Errorf("alpha_pid: %q %v", tool.Description, tool.Meta)
+			}
+		}
+	}
+	if !slices.Equal(names, []string{"alpha_pid", "alpha_say"}) {
+		t.Errorf("tools %v, want alpha_pid and alpha_say", names)
+	}
+	if got := callText(t, cs, "alpha_say", map[string]string{"text": "renamed"}); got != "alpha: renamed" {
+		t.Errorf("alpha_say: %q", got)
+	}
 }
