@@ -29,6 +29,14 @@ const waitFor = 20 * time.Second // a bound on a hang, never a timing assertion
 // it over a pipe, once every upstream is ready.
 func startGateway(t *testing.T, logs *logBuffer, copts *mcp.ClientOptions, servers ...*configServer) (*Gateway, *mcp.ClientSession) {
 	t.Helper()
+	g := runGateway(t, logs, servers...)
+	waitState(t, g, StateReady, StateIdle)
+	return g, connectTo(t, g.Server(), copts)
+}
+
+// runGateway starts a gateway over the servers, stopped with the test.
+func runGateway(t *testing.T, logs *logBuffer, servers ...*configServer) *Gateway {
+	t.Helper()
 	cfg := &config.Config{Servers: map[string]*config.Server{}}
 	for _, s := range servers {
 		cfg.Servers[s.Name] = s
@@ -39,14 +47,11 @@ func startGateway(t *testing.T, logs *logBuffer, copts *mcp.ClientOptions, serve
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	g.Start(ctx)
-	waitState(t, g, StateReady, StateIdle)
-	cs := connectTo(t, g.Server(), copts)
 	t.Cleanup(func() {
-		cs.Close()
 		cancel()
 		g.Close()
 	})
-	return g, cs
+	return g
 }
 
 // connectTo serves s on one end of a pipe and connects a client.
@@ -452,21 +457,8 @@ func TestGatewayAuthFailureNotRetried(t *testing.T) {
 // startGatewayLoose is startGateway without waiting for every upstream.
 func startGatewayLoose(t *testing.T, logs *logBuffer, servers ...*configServer) (*Gateway, *mcp.ClientSession) {
 	t.Helper()
-	cfg := &config.Config{Servers: map[string]*config.Server{}}
-	for _, s := range servers {
-		cfg.Servers[s.Name] = s
-	}
-	g, err := New(cfg, &Options{Logger: logs.logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	g.Start(ctx)
+	g := runGateway(t, logs, servers...)
 	cs := connectTo(t, g.Server(), nil)
-	t.Cleanup(func() {
-		cancel()
-		g.Close()
-	})
 	waitUntil(t, func() bool { return len(toolNames(t, cs)) > 0 }, "some tools")
 	return g, cs
 }

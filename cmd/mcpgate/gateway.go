@@ -41,15 +41,9 @@ func serveGateway(ctx context.Context, f serveFlags) error {
 	}}
 	dbPath := ""
 	if cfg.Builtins.Tasks {
-		dbPath = cmpOr(cfg.Builtins.TasksDB, f.db)
-		if dbPath == "" {
-			if dbPath, err = taskstore.DefaultPath(); err != nil {
-				return fmt.Errorf("finding the task database: %w (set builtins.tasksDb or --db)", err)
-			}
-		}
-		store, err := taskstore.Open(dbPath)
-		if err != nil {
-			return fmt.Errorf("opening the task database %s: %w", dbPath, err)
+		var store *taskstore.Store
+		if store, dbPath, err = openStore(cmpOr(cfg.Builtins.TasksDB, f.db), "builtins.tasksDb or --db"); err != nil {
+			return err
 		}
 		defer store.Close()
 		opts.Builtins = map[string]*mcp.Server{"tasks": newServer(store)}

@@ -93,6 +93,22 @@ Tasks are kept in a SQLite file, by default in your data directory
 	return cmd
 }
 
+// openStore opens the task database at path, or at the default place
+// when path is empty; hint names the settings that choose another.
+func openStore(path, hint string) (*taskstore.Store, string, error) {
+	if path == "" {
+		var err error
+		if path, err = taskstore.DefaultPath(); err != nil {
+			return nil, "", fmt.Errorf("finding the task database: %w (set %s)", err, hint)
+		}
+	}
+	store, err := taskstore.Open(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("opening the task database %s: %w", path, err)
+	}
+	return store, path, nil
+}
+
 func defaultDBHint() string {
 	if p, err := taskstore.DefaultPath(); err == nil {
 		return p
@@ -107,16 +123,9 @@ func serve(ctx context.Context, f serveFlags) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	path := f.db
-	if path == "" {
-		var err error
-		if path, err = taskstore.DefaultPath(); err != nil {
-			return fmt.Errorf("finding the task database: %w (set --db or MCPGATE_TASKS_DB)", err)
-		}
-	}
-	store, err := taskstore.Open(path)
+	store, path, err := openStore(f.db, "--db or MCPGATE_TASKS_DB")
 	if err != nil {
-		return fmt.Errorf("opening the task database %s: %w", path, err)
+		return err
 	}
 	defer store.Close()
 	s := newServer(store)
