@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -211,15 +210,4 @@ func (a *Audit) Query(ctx context.Context, since time.Duration, limit int) ([]Au
 		out = append(out, r)
 	}
 	return out, rows.Err()
-}
-
-func sanitizedJSON(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return ""
-	}
-	b, err := json.Marshal(sanitize(raw))
-	if err != nil {
-		return ""
-	}
-	return string(b)
 }

@@ -6,6 +6,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -225,18 +226,8 @@ func (g *Gateway) Status() []UpstreamStatus {
 		u.mu.Unlock()
 		out = append(out, st)
 	}
-	slices.SortFunc(out, func(a, b UpstreamStatus) int { return cmpString(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b UpstreamStatus) int { return cmp.Compare(a.Name, b.Name) })
 	return out
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func (g *Gateway) owner(tool string) *upstream {

@@ -41,7 +41,14 @@ func runGateway(t *testing.T, logs *logBuffer, servers ...*configServer) *Gatewa
 	for _, s := range servers {
 		cfg.Servers[s.Name] = s
 	}
-	g, err := New(cfg, &Options{Logger: logs.logger()})
+	return runConfigured(t, cfg, &Options{Logger: logs.logger()})
+}
+
+// runConfigured starts a gateway for cfg, stopped with the test (after
+// the cleanups registered later, such as its clients').
+func runConfigured(t *testing.T, cfg *config.Config, opts *Options) *Gateway {
+	t.Helper()
+	g, err := New(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,13 +353,7 @@ func TestGatewayFailOpen(t *testing.T) {
 	var logs logBuffer
 	bad := &configServer{Name: "broken", Command: "/nonexistent/mcp-server"}
 	cfg := &config.Config{Servers: map[string]*config.Server{"broken": bad, "alpha": stdioServer("alpha")}}
-	g, err := New(cfg, &Options{Logger: logs.logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer func() { cancel(); g.Close() }()
-	g.Start(ctx)
+	g := runConfigured(t, cfg, &Options{Logger: logs.logger()})
 	cs := connectTo(t, g.Server(), nil)
 	waitUntil(t, func() bool { return slices.Contains(toolNames(t, cs), "alpha_echo") }, "alpha's tools")
 	var broken UpstreamStatus
@@ -433,7 +434,7 @@ func TestGatewayAuthFailureNotRetried(t *testing.T) {
 		hits.Add(1)
 		w.WriteHeader(http.StatusUnauthorized)
 	}))
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	locked := &configServer{Name: "locked", URL: srv.URL + "/mcp", Type: "http"}
 	g, cs := startGatewayLoose(t, &logs, locked, httpServer(t, "alpha"))
 	waitUntil(t, func() bool {

@@ -26,13 +26,7 @@ func TestGatewayRateLimitFlood(t *testing.T) {
 	var logs logBuffer
 	up := httpServer(t, "alpha")
 	cfg := &config.Config{Servers: map[string]*config.Server{"alpha": up}}
-	g, err := New(cfg, &Options{Logger: logs.logger(), Limits: Limits{Calls: Limit{Rate: 2, Burst: 5}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer func() { cancel(); g.Close() }()
-	g.Start(ctx)
+	g := runConfigured(t, cfg, &Options{Logger: logs.logger(), Limits: Limits{Calls: Limit{Rate: 2, Burst: 5}}})
 	waitState(t, g, StateReady)
 	h := mcphttp.NewHandler(g.Server(), &mcphttp.Options{Principal: func(r *http.Request) string { return r.Header.Get("X-User") }})
 	srv := httptest.NewServer(h)
@@ -121,13 +115,7 @@ func TestGatewayOpsHandler(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	bad := &configServer{Name: "broken", Command: "/nonexistent/server"}
 	cfg := &config.Config{Servers: map[string]*config.Server{"alpha": httpServer(t, "alpha"), "broken": bad}}
-	g, err := New(cfg, &Options{Logger: logs.logger(), Metrics: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer func() { cancel(); g.Close() }()
-	g.Start(ctx)
+	g := runConfigured(t, cfg, &Options{Logger: logs.logger(), Metrics: reg})
 	cs := connectTo(t, g.Server(), nil)
 	waitUntil(t, func() bool { return len(toolNames(t, cs)) > 0 }, "alpha's tools")
 	callText(t, cs, "alpha_echo", map[string]string{"text": "x"})

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"reflect"
 	"slices"
 
@@ -76,7 +77,7 @@ func (g *Gateway) Reload(cfg *config.Config) {
 	for _, u := range stop {
 		g.stopUpstream(u)
 	}
-	slices.SortFunc(start, func(a, b *upstream) int { return cmpString(a.cfg.Name, b.cfg.Name) })
+	slices.SortFunc(start, func(a, b *upstream) int { return cmp.Compare(a.cfg.Name, b.cfg.Name) })
 	for _, u := range start {
 		g.logger.Info("gateway: starting upstream", "upstream", u.cfg.Name)
 		if ctx != nil {

@@ -23,47 +23,53 @@ func (g *Gateway) requestLog(next mcp.MethodHandler) mcp.MethodHandler {
 		if req.IsNotification() {
 			return res, err
 		}
+		took := time.Since(t0)
+		principal := mcp.PrincipalFrom(ctx)
 		attrs := []slog.Attr{
 			slog.String("method", req.Method),
 			slog.String("id", req.ID.String()),
-			slog.String("principal", mcp.PrincipalFrom(ctx)),
+			slog.String("principal", principal),
 			slog.String("protocol", req.ProtocolVersion()),
-			slog.Duration("duration", time.Since(t0)),
+			slog.Duration("duration", took),
 		}
+		// The params of a tool call are decoded and sanitized once, for
+		// the log and the audit record alike.
+		var call struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		var args any
 		tool, upstream := "", ""
 		if req.Method == "tools/call" {
-			var p struct {
-				Name      string          `json:"name"`
-				Arguments json.RawMessage `json:"arguments"`
-			}
-			jsonUnmarshal(req.RawParams, &p)
-			tool = "unknown"
-			attrs = append(attrs, slog.String("tool", p.Name), slog.Any("arguments", sanitize(p.Arguments)))
-			if u := g.owner(p.Name); u != nil {
-				tool, upstream = p.Name, u.cfg.Name
+			jsonUnmarshal(req.RawParams, &call)
+			args = sanitize(call.Arguments)
+			tool = "unknown" // a bounded label for names we do not publish
+			attrs = append(attrs, slog.String("tool", call.Name), slog.Any("arguments", args))
+			if u := g.owner(call.Name); u != nil {
+				tool, upstream = call.Name, u.cfg.Name
 				attrs = append(attrs, slog.String("upstream", upstream))
 			}
 		}
 		oc := outcome(res, err)
 		attrs = append(attrs, oc...)
-		g.metrics.observe(req.Method, tool, upstream, oc[0].Value.String(), time.Since(t0))
+		var rpcErr *jsonrpc.Error
+		errors.As(err, &rpcErr)
+		g.metrics.observe(req.Method, tool, upstream, oc[0].Value.String(), took)
+		if g.metrics != nil && rpcErr != nil && rpcErr.Code == CodeRateLimited {
+			g.metrics.rateLimited.WithLabelValues(tool).Inc()
+		}
 		if g.audit != nil && req.Method == "tools/call" {
-			var p struct {
-				Name      string          `json:"name"`
-				Arguments json.RawMessage `json:"arguments"`
+			rec := AuditRecord{Time: t0, Principal: principal, Tool: call.Name, Upstream: upstream,
+				Outcome: oc[0].Value.String(), Duration: took}
+			if args != nil {
+				if b, err := json.Marshal(args); err == nil {
+					rec.Arguments = string(b)
+				}
 			}
-			jsonUnmarshal(req.RawParams, &p)
-			rec := AuditRecord{Time: t0, Principal: mcp.PrincipalFrom(ctx), Tool: p.Name, Upstream: upstream,
-				Outcome: oc[0].Value.String(), Duration: time.Since(t0), Arguments: sanitizedJSON(p.Arguments)}
-			var e *jsonrpc.Error
-			if errors.As(err, &e) {
-				rec.Code = e.Code
+			if rpcErr != nil {
+				rec.Code = rpcErr.Code
 			}
 			g.audit.Record(rec)
-		}
-		var e *jsonrpc.Error
-		if g.metrics != nil && errors.As(err, &e) && e.Code == CodeRateLimited {
-			g.metrics.rateLimited.WithLabelValues(tool).Inc()
 		}
 		g.logger.LogAttrs(ctx, slog.LevelInfo, "gateway: request", attrs...)
 		return res, err

@@ -28,23 +28,9 @@ func TestGatewayTenants(t *testing.T) {
 			"globex": {Principals: []string{"apikey:bob"}, Delegates: []string{"apikey:ops"}, Tools: config.ToolFilter{Deny: []string{"*_echo"}}},
 		},
 	}
-	g, err := New(cfg, &Options{Logger: logs.logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer func() { cancel(); g.Close() }()
-	g.Start(ctx)
+	g := runConfigured(t, cfg, &Options{Logger: logs.logger()})
 	waitState(t, g, StateReady)
-	h := mcphttp.NewHandler(g.Server(), &mcphttp.Options{Principal: PrincipalWithTenant})
-	// A stand-in for auth's middleware: the principal is the X-User key.
-	fakeAuth := func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), &auth.Principal{Method: "apikey", Subject: r.Header.Get("X-User")})))
-		})
-	}
-	srv := httptest.NewServer(fakeAuth(g.TenantMiddleware(h)))
-	t.Cleanup(srv.Close) // after the clients' cleanups, which close their streams
+	srv := serveTenants(t, g)
 	connect := func(user, tenant string) (*mcp.ClientSession, error) {
 		hdr := http.Header{"X-User": {user}}
 		if tenant != "" {
@@ -109,15 +95,9 @@ func TestGatewayNeverForwardsClientToken(t *testing.T) {
 		mu.Unlock()
 		up.ServeHTTP(w, r)
 	}))
-	defer upSrv.Close()
+	t.Cleanup(upSrv.Close) // after the gateway, whose client holds a stream to it
 	cfg := &config.Config{Servers: map[string]*config.Server{"alpha": {Name: "alpha", URL: upSrv.URL + "/mcp", BearerToken: "upstream-secret"}}}
-	g, err := New(cfg, &Options{Logger: logs.logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer func() { cancel(); g.Close() }()
-	g.Start(ctx)
+	g := runConfigured(t, cfg, &Options{Logger: logs.logger()})
 	waitState(t, g, StateReady)
 	srv := httptest.NewServer(mcphttp.NewHandler(g.Server(), nil))
 	t.Cleanup(srv.Close)
@@ -156,22 +136,9 @@ func TestGatewayTenantCredentials(t *testing.T) {
 			"globex": {Principals: []string{"apikey:bob"}},
 		},
 	}
-	g, err := New(cfg, &Options{Logger: logs.logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer func() { cancel(); g.Close() }()
-	g.Start(ctx)
+	g := runConfigured(t, cfg, &Options{Logger: logs.logger()})
 	waitState(t, g, StateReady, StateIdle)
-	h := mcphttp.NewHandler(g.Server(), &mcphttp.Options{Principal: PrincipalWithTenant})
-	fakeAuth := func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), &auth.Principal{Method: "apikey", Subject: r.Header.Get("X-User")})))
-		})
-	}
-	srv := httptest.NewServer(fakeAuth(g.TenantMiddleware(h)))
-	t.Cleanup(srv.Close)
+	srv := serveTenants(t, g)
 	pids := map[string]string{}
 	for user, want := range map[string]string{"alice": "acme-key", "bob": "shared"} {
 		cs, err := mcp.NewClient(nil, nil).Connect(context.Background(), &mcphttp.ClientTransport{Endpoint: srv.URL + "/mcp", Header: http.Header{"X-User": {user}}})
@@ -190,4 +157,18 @@ func TestGatewayTenantCredentials(t *testing.T) {
 	if strings.Contains(logs.String(), "acme-key") {
 		t.Error("a tenant's credential reached the log")
 	}
+}
+
+// serveTenants serves g over loopback HTTP behind a stand-in for auth's
+// middleware (the principal is apikey:X-User) and the tenant middleware.
+func serveTenants(t *testing.T, g *Gateway) *httptest.Server {
+	h := mcphttp.NewHandler(g.Server(), &mcphttp.Options{Principal: PrincipalWithTenant})
+	fakeAuth := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), &auth.Principal{Method: "apikey", Subject: r.Header.Get("X-User")})))
+		})
+	}
+	srv := httptest.NewServer(fakeAuth(g.TenantMiddleware(h)))
+	t.Cleanup(srv.Close) // after the clients' cleanups, which close their streams
+	return srv
 }
