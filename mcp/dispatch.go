@@ -94,6 +94,9 @@ func (s *Server) dispatch(ctx context.Context, req *Request) (any, error) {
 	}
 	spec, ok := methods[req.Method]
 	if !ok {
+		if h := s.extension(req.Method); h != nil {
+			return h(ctx, req)
+		}
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %q is not a method of this server", truncateString(req.Method, 64))
 	}
 	if spec.need != featureNone && !req.declared(spec.need) {

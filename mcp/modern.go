@@ -150,6 +150,9 @@ func (s *Server) modernMethod(method string) *jsonrpc.Error {
 	}
 	spec, ok := methods[method]
 	if !ok {
+		if s.extension(method) != nil {
+			return nil
+		}
 		return jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %q is not a method of this server", truncateString(method, 64))
 	}
 	if spec.need != featureNone && !capsDeclare(s.capabilities(revModern), spec.need, s) {

@@ -87,6 +87,10 @@ type ServerOptions struct {
 	// "not found".
 	ResourceFallback ResourceHandler
 
+	// Experimental is declared as capabilities.experimental: extensions
+	// the server offers (see HandleMethod), each an object.
+	Experimental map[string]any
+
 	// Tasks configure tool calls run as tasks (tools with
 	// Execution.TaskSupport "optional" or "required").
 	Tasks TaskOptions
@@ -119,6 +123,9 @@ type Server struct {
 	prompts   *registry[*serverPrompt]
 
 	handler atomic.Pointer[MethodHandler]
+
+	extMu sync.RWMutex
+	ext   map[string]MethodHandler // extension methods
 
 	tasks     taskStore
 	taskTools atomic.Int32 // registered tools that may run as tasks
@@ -201,6 +208,7 @@ func (s *Server) capabilities(r revision) ServerCapabilities {
 	if s.opts.CompletionHandler != nil && r.completionsCap() {
 		c.Completions = &struct{}{}
 	}
+	c.Experimental = s.experimental()
 	if s.hasTaskTools() {
 		switch {
 		case r == revModern:

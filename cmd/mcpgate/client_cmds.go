@@ -128,7 +128,7 @@ standard output).`,
 			return nil
 		},
 	})
-	return newClientGroup("tools", "List and call the tools of an MCP server (a URL, or a command after --)", list, call)
+	return newClientGroup("tools", "List and call the tools of an MCP server (a URL, or a command after --), or search catalogs offline", list, call, newToolSearchCmd())
 }
 
 func newResourcesCmd() *cobra.Command {
