@@ -16,7 +16,7 @@ FUZZ_TARGETS := \
 	./auth/oauthclient:FuzzParseWWWAuthenticate \
 	./gateway/config:FuzzParse
 
-.PHONY: test deps vet unit fuzz conformance conformance-next build bench interop
+.PHONY: eval-search test deps vet unit fuzz conformance conformance-next build bench interop
 
 test: deps vet unit fuzz conformance interop
 
@@ -72,6 +72,11 @@ interop:
 
 build:
 	$(GO) build -o bin/mcpgate ./cmd/mcpgate
+
+# Tool search on the public Azure MCP tool-selection set (not part of
+# test: the data lives outside the repository, in ../shared/eval).
+eval-search:
+	$(GO) run ./internal/evalsearch -data ../shared/eval/azure-mcp -split
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./jsonrpc ./mcp ./mcphttp ./cmd/mcpgate

@@ -21,7 +21,7 @@ func (u *upstream) do(ctx context.Context, req *mcp.Request, f func(ctx context.
 	if !u.breaker.allow() {
 		return errUnavailable(u.cfg.Name, errors.New("too many calls failed in a row; calls resume after a pause"))
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, u.timeout(), errCallTimeout)
+	ctx, cancel := u.callContext(ctx)
 	defer cancel()
 	select {
 	case u.slots <- struct{}{}:
@@ -61,15 +61,22 @@ func (u *upstream) track(req *mcp.Request, add bool) {
 // downstream finds the downstream request an upstream's request belongs
 // to: the call it came in (a 2026-07-28 upstream's input rounds carry
 // the call's context), or else the newest call in flight to this upstream
-// (a legacy upstream's requests name no call).
+// (a legacy upstream's requests name no call) that is not parked: the
+// handler of a parked call already waits on its own question.
 func (u *upstream) downstream(ctx context.Context) *mcp.Request {
 	if r, ok := ctx.Value(downstreamKey{}).(*mcp.Request); ok {
 		return r
 	}
 	u.mu.Lock()
-	defer u.mu.Unlock()
-	if n := len(u.active); n > 0 {
-		return u.active[n-1]
+	active := slices.Clone(u.active)
+	u.mu.Unlock()
+	for _, r := range slices.Backward(active) {
+		if !u.g.relays.parked(r) {
+			return r
+		}
+	}
+	if n := len(active); n > 0 {
+		return active[n-1]
 	}
 	return nil
 }

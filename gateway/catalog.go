@@ -9,11 +9,12 @@ import (
 	"strings"
 
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/toolsearch"
 )
 
 // MetaTool is the _meta key under which configured metadata about a tool
 // (category, rate limits, scopes, related tools) is published.
-const MetaTool = "io.mcpgate/tool"
+const MetaTool = toolsearch.MetaKey
 
 // catalog is what one upstream publishes through the gateway: each name
 // and URI as the downstream client sees it, with the upstream's own.
@@ -194,6 +195,7 @@ func (g *Gateway) publish(u *upstream, cat *catalog, tools []*mcp.Tool, prompts 
 		}
 	}
 	g.mu.Unlock()
+	g.indexTools(u.cfg.Name, tools)
 	if err := g.server.UpdateTools(goneTools, tools, g.callTool); err != nil {
 		g.logger.Error("gateway: could not publish the upstream's tools", "upstream", u.cfg.Name, "error", err)
 	}
@@ -238,6 +240,7 @@ func (g *Gateway) withdraw(u *upstream) {
 	if old == nil {
 		return
 	}
+	g.search.SetServer(u.cfg.Name, nil)
 	g.server.UpdateTools(mapKeys(old.tools), nil, nil)
 	g.server.RemovePrompts(mapKeys(old.prompts)...)
 	g.server.RemoveResources(old.resources...)

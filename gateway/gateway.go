@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/toolsearch"
 )
 
 // Options configure a Gateway. The zero value is a good default.
@@ -54,6 +56,14 @@ type Options struct {
 	// Setup, when set, registers the gateway's own tools (the built-ins)
 	// on the downstream server before any upstream is published.
 	Setup func(*mcp.Server) error
+	// InputWindow is how long a tool call whose upstream asked a
+	// 2026-07-28 client for input waits for the client to call again
+	// with the answer before it is cancelled upstream. Zero means
+	// DefaultInputWindow, or Server.StateTTL where that is shorter.
+	InputWindow time.Duration
+	// Embedder, when set, adds dense retrieval to tool search, fused with
+	// BM25 (see toolsearch.OpenAIEmbedder).
+	Embedder toolsearch.Embedder
 }
 
 // Gateway is the aggregate of the configured upstreams.
@@ -69,6 +79,10 @@ type Gateway struct {
 	limiter    *limiter
 	metrics    *metrics
 	audit      *Audit
+	relays     *relays
+	search     *toolsearch.Index
+	validators validators // call_tool's schemas
+	coCalls    coCallTracker
 	// fileLimits: the limits come from the file, so a reload changes them.
 	fileLimits bool
 
@@ -106,7 +120,9 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 	so.HasTools, so.HasPrompts, so.HasResources, so.Logging = true, true, true, true
 	so.CompletionHandler = g.complete
 	so.ResourceFallback = g.readResource
-	so.Filter = g.filter
+	so.Filter = g.visible
+	so.Experimental = map[string]any{ExtensionToolSearch: map[string]any{"methods": []string{MethodDiscover, MethodGetSchema, MethodGetFullSchema}}}
+	g.search = toolsearch.New(&toolsearch.Options{Embedder: opts.Embedder})
 	if len(cfg.Tenants) > 0 && so.CacheScope == "" {
 		so.CacheScope = "private" // lists depend on the caller's tenant
 	}
@@ -119,9 +135,16 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 		g.limiter.setTenants(tenantLimits(cfg))
 	}
 	g.audit = opts.Audit
+	if g.audit != nil {
+		g.learnFromAudit(context.Background())
+	}
+	g.relays = newRelays(opts.InputWindow, opts.Server.StateTTL, g.logger)
 	g.tokenStore = opts.TokenStore
-	so.Middleware = append([]mcp.Middleware{g.requestLog, g.limiter.middleware}, so.Middleware...)
+	so.Middleware = append([]mcp.Middleware{g.requestLog, g.limiter.middleware, g.listMiddleware}, so.Middleware...)
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "mcpgate", Version: g.version}, &so)
+	if err := g.setupSearch(); err != nil {
+		return nil, err
+	}
 	if opts.Metrics != nil {
 		g.metrics = newMetrics(g, opts.Metrics)
 	}
@@ -188,6 +211,7 @@ func (g *Gateway) startUpstream(ctx context.Context, u *upstream) {
 
 // Close stops every upstream (their processes end) and waits.
 func (g *Gateway) Close() error {
+	g.relays.closeAll() // cancelled on the servers while they are still connected
 	if g.cancel != nil {
 		g.cancel()
 	}
@@ -255,6 +279,9 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	server := u.cfg.Name
 	u = g.forTenant(ctx, u)
+	if req.Request.ProtocolVersion() == mcp.ModernVersion {
+		return g.callToolModern(ctx, u, server, orig, req)
+	}
 	var res *mcp.CallToolResult
 	err := u.do(ctx, req.Request, func(ctx context.Context, cs *mcp.ClientSession) error {
 		ctx = mcp.WithProgress(ctx, func(p *mcp.ProgressNotificationParams) {

@@ -9,35 +9,47 @@ import (
 )
 
 // What an upstream asks of the client (sampling, elicitation, roots) is
-// asked of the downstream client whose call it is serving, on that call's
-// stream, and the answer goes back upstream; the ids of each hop are the
-// hop's own. A 2026-07-28 downstream client cannot be asked in the middle
-// of a call (its input arrives with a new call), so such requests are
-// refused upstream with an error saying why.
+// asked of the downstream client whose call it is serving, and the answer
+// goes back upstream; the ids of each hop are the hop's own. A legacy
+// client is sent a real request on that call's stream. A 2026-07-28
+// client cannot be asked in the middle of a call: its tool call is parked
+// and answered with input_required, and its next call brings the answer
+// (relay_modern.go). Its prompts and reads cannot wait like that, so what
+// their upstream asks is refused with an error saying why.
 
-func (u *upstream) relayTarget(ctx context.Context, method string) (*mcp.Request, error) {
-	r := u.downstream(ctx)
+// relayTarget finds the downstream request to ask: a legacy one, or the
+// parked call of a 2026-07-28 one (c).
+func (u *upstream) relayTarget(ctx context.Context, method string) (r *mcp.Request, c *relayCall, err error) {
+	r = u.downstream(ctx)
 	if r == nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcpgate: %s outside any call has no client to go to", method)
+		return nil, nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcpgate: %s outside any call has no client to go to", method)
 	}
 	if r.ProtocolVersion() == mcp.ModernVersion {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcpgate: the client of this call speaks 2026-07-28 and cannot answer %s in the middle of a call through the gateway", method)
+		if c = u.g.relays.byRequest(r); c == nil {
+			return nil, nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcpgate: the client of this request speaks 2026-07-28, and only its tool calls can wait through the gateway for its answer to %s", method)
+		}
 	}
-	return r, nil
+	return r, c, nil
 }
 
 func (u *upstream) relaySampling(ctx context.Context, _ *mcp.ClientSession, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-	r, err := u.relayTarget(ctx, "sampling/createMessage")
+	r, c, err := u.relayTarget(ctx, "sampling/createMessage")
 	if err != nil {
 		return nil, err
+	}
+	if c != nil {
+		return askModern[mcp.CreateMessageResult](ctx, r, c, mcp.SamplingInput(p))
 	}
 	return r.CreateMessage(ctx, p)
 }
 
 func (u *upstream) relayElicitation(ctx context.Context, _ *mcp.ClientSession, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	r, err := u.relayTarget(ctx, "elicitation/create")
+	r, c, err := u.relayTarget(ctx, "elicitation/create")
 	if err != nil {
 		return nil, err
+	}
+	if c != nil {
+		return askModern[mcp.ElicitResult](ctx, r, c, mcp.ElicitInput(p))
 	}
 	return r.Elicit(ctx, p)
 }
@@ -48,11 +60,16 @@ func (u *upstream) relayRoots(ctx context.Context, _ *mcp.ClientSession) (*mcp.L
 		// no client's roots apply, so none.
 		return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
 	}
-	r, err := u.relayTarget(ctx, "roots/list")
+	r, c, err := u.relayTarget(ctx, "roots/list")
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.ListRoots(ctx)
+	var res *mcp.ListRootsResult
+	if c != nil {
+		res, err = askModern[mcp.ListRootsResult](ctx, r, c, mcp.RootsInput())
+	} else {
+		res, err = r.ListRoots(ctx)
+	}
 	if errors.Is(err, mcp.ErrCapabilityNotSupported) {
 		// A client without roots has none to share.
 		return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
@@ -68,6 +85,13 @@ func (u *upstream) relayLog(ctx context.Context, _ *mcp.ClientSession, p *mcp.Lo
 		logger += "/" + p.Logger
 	}
 	if r := u.downstream(ctx); r != nil {
+		if c := u.g.relays.byRequest(r); c != nil {
+			// A 2026-07-28 client's call: its request of the moment,
+			// none while it is parked.
+			if r = c.current(); r == nil {
+				return
+			}
+		}
 		r.Log(p.Level, logger, p.Data)
 		return
 	}

@@ -42,6 +42,17 @@ func (g *Gateway) requestLog(next mcp.MethodHandler) mcp.MethodHandler {
 		tool, upstream := "", ""
 		if req.Method == "tools/call" {
 			jsonUnmarshal(req.RawParams, &call)
+			if call.Name == MetaCallTool {
+				// Through the meta-tool: the record is of the tool it called.
+				var inner struct {
+					Name      string          `json:"name"`
+					Arguments json.RawMessage `json:"arguments"`
+				}
+				if jsonUnmarshal(call.Arguments, &inner) == nil && inner.Name != "" {
+					call.Name, call.Arguments = inner.Name, inner.Arguments
+					attrs = append(attrs, slog.String("via", MetaCallTool))
+				}
+			}
 			args = sanitize(call.Arguments)
 			tool = "unknown" // a bounded label for names we do not publish
 			attrs = append(attrs, slog.String("tool", call.Name), slog.Any("arguments", args))
@@ -51,6 +62,11 @@ func (g *Gateway) requestLog(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		oc := outcome(res, err)
+		if req.NeedsInput() {
+			// A round of a call, not a failure: the client answers and
+			// calls again.
+			oc = []slog.Attr{slog.String("outcome", "input_required")}
+		}
 		attrs = append(attrs, oc...)
 		var rpcErr *jsonrpc.Error
 		errors.As(err, &rpcErr)
@@ -70,6 +86,9 @@ func (g *Gateway) requestLog(next mcp.MethodHandler) mcp.MethodHandler {
 				rec.Code = rpcErr.Code
 			}
 			g.audit.Record(rec)
+		}
+		if upstream != "" && err == nil && oc[0].Value.String() == "ok" {
+			g.coCalls.called(g.search, callerKey(ctx, req), call.Name, t0)
 		}
 		g.logger.LogAttrs(ctx, slog.LevelInfo, "gateway: request", attrs...)
 		return res, err

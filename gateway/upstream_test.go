@@ -21,6 +21,10 @@ import (
 const upstreamEnv = "MCPGATE_TEST_UPSTREAM"
 
 func TestMain(m *testing.M) {
+	if path := os.Getenv(catalogEnv); path != "" {
+		catalogUpstream(path).ServeStdio(context.Background(), nil)
+		os.Exit(0)
+	}
 	if name := os.Getenv(upstreamEnv); name != "" {
 		fmt.Fprintln(os.Stderr, "upstream started pid", os.Getpid())
 		testUpstream(name).ServeStdio(context.Background(), nil)
@@ -69,6 +73,7 @@ func testUpstream(name string) *mcp.Server {
 		}
 		return mcp.TextResult(fmt.Sprint("hello ", r.Content["name"])), nil, nil
 	})
+	addInterview(s)
 	mcp.AddTool(s, &mcp.Tool{Name: "grow", Description: "Adds a tool"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		mcp.AddTool(s, &mcp.Tool{Name: "grown", Description: "Added later"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			return mcp.TextResult("grown"), nil, nil

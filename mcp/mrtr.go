@@ -79,6 +79,13 @@ func (r *Request) RequireInput(reqs map[string]*InputRequest, state []byte) erro
 	return e
 }
 
+// NeedsInput reports whether the handler, in this run, asked the client
+// for input it did not have (RequireInput, or Elicit, CreateMessage or
+// ListRoots): middleware then sees the error the handler returned (a
+// tool's turned into an isError result), but the client gets
+// input_required, or in a legacy session the requests themselves.
+func (r *Request) NeedsInput() bool { return r.needInput != nil }
+
 // InputResponse returns the client's answer to the input request key,
 // given in this round or an earlier one, as raw JSON.
 func (r *Request) InputResponse(key string) (jsontext.Value, bool) {
@@ -123,10 +130,26 @@ func autoInput[T any](r *Request, in *InputRequest) (*T, error) {
 	return nil, errInputRequired
 }
 
-// checkInputCaps answers -32021 when the client of a modern request did
-// not declare what in needs.
+// CheckInput reports whether the client of the request declared the
+// capability that in needs: nil, or an error wrapping
+// ErrCapabilityNotSupported. Elicit, CreateMessage and ListRoots check
+// for themselves; code that passes on another server's input request
+// (a proxy) asks first, so that it need not hold that server's call for
+// a question this client cannot answer.
+func (r *Request) CheckInput(in *InputRequest) error {
+	if err := r.checkInputCaps(in); err != nil {
+		if err.Code != CodeMissingRequiredClientCapability {
+			return err
+		}
+		return fmt.Errorf("%w: %s", ErrCapabilityNotSupported, err.Message)
+	}
+	return nil
+}
+
+// checkInputCaps answers -32021 when the client of a request did not
+// declare what in needs.
 func (r *Request) checkInputCaps(in *InputRequest) *jsonrpc.Error {
-	caps := &r.modern.caps
+	caps := r.ClientCapabilities()
 	var need map[string]any
 	switch in.Method {
 	case methodElicitationCreate:

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -127,5 +128,77 @@ func TestLegacyRequireInput(t *testing.T) {
 	}
 	if got := res.Content[0].(*TextContent).Text; got != "hello ada" {
 		t.Errorf("got %q", got)
+	}
+}
+
+// CheckInput says, before anything is asked, which inputs the client of
+// a request can answer: by its _meta in a modern request, by initialize
+// in a legacy session.
+func TestCheckInput(t *testing.T) {
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+	s.AddTool(&Tool{Name: "probe", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		var out []string
+		for _, in := range []*InputRequest{
+			ElicitInput(&ElicitParams{Message: "m"}),
+			ElicitInput(&ElicitParams{Mode: "url", URL: "https://example.com"}),
+			SamplingInput(&CreateMessageParams{}),
+			RootsInput(),
+			{Method: "tools/list"},
+		} {
+			switch err := req.Request.CheckInput(in); {
+			case err == nil:
+				out = append(out, "ok")
+			case errors.Is(err, ErrCapabilityNotSupported):
+				out = append(out, "unsupported")
+			default:
+				out = append(out, "error")
+			}
+		}
+		return TextResult(strings.Join(out, " ")), nil
+	})
+	p := startPeer(t, s, nil)
+	var res CallToolResult
+	p.result("tools/call", `{"name":"probe","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}},"roots":{}}}}`, &res)
+	if got := res.Content[0].(*TextContent).Text; got != "ok unsupported unsupported ok error" {
+		t.Errorf("modern: %q", got)
+	}
+	legacy := startPeer(t, s, nil)
+	legacy.initialize("2025-11-25", `{"sampling":{},"elicitation":{"url":{}}}`)
+	legacy.result("tools/call", `{"name":"probe"}`, &res)
+	if got := res.Content[0].(*TextContent).Text; got != "unsupported ok ok unsupported error" {
+		t.Errorf("legacy: %q", got)
+	}
+}
+
+// Middleware tells a round that asks for input from a failure.
+func TestNeedsInput(t *testing.T) {
+	seen := make(chan bool, 4)
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{Middleware: []Middleware{func(next MethodHandler) MethodHandler {
+		return func(ctx context.Context, req *Request) (any, error) {
+			res, err := next(ctx, req)
+			if req.Method == "tools/call" {
+				seen <- req.NeedsInput()
+			}
+			return res, err
+		}
+	}}})
+	s.AddTool(&Tool{Name: "ask", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		r, err := req.Request.Elicit(ctx, &ElicitParams{Message: "name?", RequestedSchema: map[string]any{"type": "object"}})
+		if err != nil {
+			return nil, err
+		}
+		return TextResult(r.Action), nil
+	})
+	p := startPeer(t, s, nil)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	var r inputRequired
+	p.result("tools/call", `{"name":"ask",`+meta+`}`, &r)
+	if r.ResultType != "input_required" || !<-seen {
+		t.Fatalf("the asking round: %+v", r)
+	}
+	st, _ := json.Marshal(r.RequestState)
+	p.result("tools/call", `{"name":"ask","inputResponses":{"mcpgate/1":{"action":"decline"}},"requestState":`+string(st)+`,`+meta+`}`, &r)
+	if r.ResultType != "complete" || <-seen {
+		t.Errorf("the answered round: %+v", r)
 	}
 }

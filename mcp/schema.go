@@ -384,3 +384,27 @@ func recursive(t reflect.Type, seen map[reflect.Type]bool) bool {
 	}
 	return false
 }
+
+// InputValidator checks tool arguments against an input schema, as the
+// engine checks the arguments of registered tools: for proxies that call
+// a tool on another's behalf and must refuse what its schema refuses.
+type InputValidator struct{ s *schema }
+
+// NewInputValidator compiles a tool's input schema (any JSON object
+// schema, with $refs only inside it).
+func NewInputValidator(inputSchema any) (*InputValidator, error) {
+	s, err := compileSchema(inputSchema, true)
+	if err != nil {
+		return nil, err
+	}
+	return &InputValidator{s}, nil
+}
+
+// Validate returns "" for arguments the schema accepts, or the problems,
+// in words a model can act on. Absent arguments are {}.
+func (v *InputValidator) Validate(args jsontext.Value) string {
+	if len(args) == 0 {
+		args = jsontext.Value("{}")
+	}
+	return v.s.validate(args)
+}

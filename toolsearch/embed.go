@@ -1,15 +1,1035 @@
 package toolsearch
 
-import "context"
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
 
 // Embedder turns texts into vectors.
 type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
-type vectorSet struct{ e Embedder }
+// EmbedOptions configure dense retrieval. Until Options has a field of its
+// own for them, give a *EmbedOptions as Options.Embedder: it is an
+// Embedder (its Embedder's), and New takes the other fields from it.
+type EmbedOptions struct {
+	// Embedder computes the vectors.
+	Embedder Embedder
+	// Cache, when set, keeps tools' vectors across restarts, so that a
+	// gateway that starts with a catalog it has seen before embeds
+	// nothing.
+	Cache *SQLiteCache
+	// Model names the vectors in Cache: vectors of different models must
+	// never meet. Empty means the Embedder's model where it is an
+	// *OpenAIEmbedder.
+	Model string
+	// QueryTimeout bounds the embedding of a query; a search waits no
+	// longer before it answers with BM25 alone. Zero means 2 s.
+	QueryTimeout time.Duration
+	// BatchSize is how many tool texts go in one request; zero means 64.
+	BatchSize int
+	// QueryPrefix and DocumentPrefix are put before queries and tool
+	// texts, for models trained with them (e5's "query: " and
+	// "passage: ", nomic's "search_query: " and "search_document: ").
+	QueryPrefix, DocumentPrefix string
+	// Logger receives the endpoint's changes of state; nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
 
-func newVectorSet(e Embedder) *vectorSet                                        { return &vectorSet{e: e} }
-func (v *vectorSet) want([]*doc)                                                {}
-func (v *vectorSet) query(context.Context, string) []float32                    { return nil }
-func (v *vectorSet) nearest([]float32, []*doc, func(string) bool, int) []scored { return nil }
+// Embed calls o.Embedder.
+func (o *EmbedOptions) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if o.Embedder == nil {
+		return nil, errors.New("toolsearch: EmbedOptions has no Embedder")
+	}
+	return o.Embedder.Embed(ctx, texts)
+}
+
+// Defaults of the embedding side. Variables rather than constants so that
+// tests can shorten them.
+var (
+	defaultQueryTimeout = 2 * time.Second
+	defaultBatchSize    = 64
+	// docBatchTimeout bounds one request of tool texts: a model may take
+	// a while to load on its first request (Ollama does), but a request
+	// that never ends must not stop the embedding of the rest for good.
+	docBatchTimeout = 2 * time.Minute
+	// backoffMin and backoffMax bound the pause after a failure, doubling
+	// between them, during which the endpoint is not called at all.
+	backoffMin = 30 * time.Second
+	backoffMax = 5 * time.Minute
+	// cacheChunk is how many tool texts are looked up in the cache at a
+	// time, more than a request's worth since a lookup is cheap.
+	cacheChunk = 512
+)
+
+// maxEmbedDescription bounds the description in a tool's text: many
+// embedding models read 512 tokens at most, and some servers refuse
+// longer input rather than cut it. What a tool does is said first.
+const maxEmbedDescription = 1500
+
+// maxEmbedParams bounds the parameter names in a tool's text.
+const maxEmbedParams = 40
+
+// embedText is the text of a tool that is embedded: its server, name,
+// title, description (its beginning, if long) and parameter names. It
+// leaves out what the lexical index weighs apart (the parameters'
+// descriptions, configured metadata), which would crowd the model's
+// window with detail.
+func embedText(d *doc) string {
+	t := d.tool
+	var b strings.Builder
+	b.WriteString("tool: ")
+	b.WriteString(t.Name)
+	if spaced := nameSpacer.Replace(t.Name); spaced != t.Name {
+		b.WriteString(" (")
+		b.WriteString(spaced)
+		b.WriteString(")")
+	}
+	if d.server != "" {
+		b.WriteString("\nserver: ")
+		b.WriteString(d.server)
+	}
+	title := t.Title
+	if title == "" && t.Annotations != nil {
+		title = t.Annotations.Title
+	}
+	if title != "" {
+		b.WriteString("\ntitle: ")
+		b.WriteString(title)
+	}
+	if desc := strings.TrimSpace(t.Description); desc != "" {
+		b.WriteString("\ndescription: ")
+		b.WriteString(truncateText(desc, maxEmbedDescription))
+	}
+	n := 0
+	forEachParam(t.InputSchema, func(name, _ string) {
+		if n == maxEmbedParams {
+			return
+		}
+		if n == 0 {
+			b.WriteString("\nparameters: ")
+		} else {
+			b.WriteString(", ")
+		}
+		b.WriteString(name)
+		n++
+	})
+	return b.String()
+}
+
+var nameSpacer = strings.NewReplacer("_", " ", "-", " ", ".", " ", "/", " ")
+
+// truncateText cuts s to at most n bytes, at a space where there is one
+// near the end, and never inside a rune.
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	if sp := strings.LastIndexByte(s[:cut], ' '); sp > n*3/4 {
+		cut = sp
+	}
+	return strings.TrimRight(s[:cut], " ")
+}
+
+type textHash [sha256.Size]byte
+
+// slot is the vector state of one doc id: the doc it was last wanted for
+// (by generation, as the index tells a reused id's doc apart), the hash
+// of that doc's text, and its vector once known; the text is kept only
+// while the vector is awaited.
+type slot struct {
+	gen  uint32
+	hash textHash
+	text string
+	vec  []float32
+}
+
+// vectorSet holds the tools' vectors. Searches read it concurrently
+// (under the index's read lock, which does not order them against the
+// background worker), so it has a lock of its own.
+type vectorSet struct {
+	e            Embedder
+	cache        *SQLiteCache
+	model        string
+	queryTimeout time.Duration
+	batch        int
+	queryPrefix  string
+	docPrefix    string
+	log          *slog.Logger
+	now          func() time.Time // a clock tests can move
+
+	mu      sync.RWMutex
+	slots   []slot // by doc id
+	byHash  map[textHash][]float32
+	pending []int32 // ids whose vectors are awaited, oldest first
+	running bool    // a worker goroutine is draining pending
+	idle    chan struct{}
+
+	// The endpoint's state: after a failure it is not called until
+	// retryAt, and then by one caller (probing) at a time.
+	down        bool
+	failures    int
+	retryAt     time.Time
+	probing     bool
+	workerProbe bool // the probe is the worker's
+	cacheError  bool
+}
+
+func newVectorSet(e Embedder) *vectorSet {
+	if o, ok := e.(*EmbedOptions); ok {
+		return newVectorSetWith(*o)
+	}
+	return newVectorSetWith(EmbedOptions{Embedder: e})
+}
+
+func newVectorSetWith(o EmbedOptions) *vectorSet {
+	v := &vectorSet{
+		e:            o.Embedder,
+		cache:        o.Cache,
+		model:        o.Model,
+		queryTimeout: cmp.Or(o.QueryTimeout, defaultQueryTimeout),
+		batch:        cmp.Or(o.BatchSize, defaultBatchSize),
+		queryPrefix:  o.QueryPrefix,
+		docPrefix:    o.DocumentPrefix,
+		log:          cmp.Or(o.Logger, slog.Default()),
+		now:          time.Now,
+		byHash:       map[textHash][]float32{},
+	}
+	if v.model == "" {
+		if oe, ok := o.Embedder.(*OpenAIEmbedder); ok {
+			v.model = oe.cacheModel()
+		}
+	}
+	if v.model == "" {
+		v.model = "default"
+	}
+	return v
+}
+
+// newer says whether generation a is after b, allowing for wrap-around.
+func newer(a, b uint32) bool { return int32(a-b) > 0 }
+
+// want schedules the embedding of docs' texts. It is called under the
+// index's write lock, so it only hashes and queues: the network is left
+// to a background worker, and a text already seen gets its vector here.
+func (v *vectorSet) want(docs []*doc) {
+	if v.e == nil || len(docs) == 0 {
+		return
+	}
+	type item struct {
+		d    *doc
+		text string
+		hash textHash
+	}
+	items := make([]item, len(docs))
+	for i, d := range docs {
+		text := v.docPrefix + embedText(d)
+		items[i] = item{d, text, sha256.Sum256([]byte(text))}
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for _, it := range items {
+		id := int(it.d.id)
+		if id >= len(v.slots) {
+			v.slots = slices.Grow(v.slots, id+1-len(v.slots))[:id+1]
+		}
+		s := &v.slots[id]
+		if s.gen != 0 && newer(s.gen, it.d.gen) {
+			continue
+		}
+		*s = slot{gen: it.d.gen, hash: it.hash, vec: v.byHash[it.hash]}
+		if s.vec == nil {
+			s.text = it.text
+			v.pending = append(v.pending, it.d.id)
+		}
+	}
+	v.pruneLocked()
+	v.kickLocked()
+}
+
+// pruneLocked bounds what the set keeps for texts no doc has any more
+// (tools changed or removed): past twice the ids in use, it keeps only the
+// vectors of the ids' latest docs, and the pending ids still awaited.
+func (v *vectorSet) pruneLocked() {
+	if len(v.byHash) > 2*len(v.slots)+256 {
+		keep := make(map[textHash][]float32, len(v.slots))
+		for i := range v.slots {
+			if s := &v.slots[i]; s.vec != nil {
+				keep[s.hash] = s.vec
+			}
+		}
+		v.byHash = keep
+	}
+	if len(v.pending) > 2*len(v.slots)+256 {
+		seen := make(map[int32]bool, len(v.pending))
+		v.pending = slices.DeleteFunc(v.pending, func(id int32) bool {
+			s := &v.slots[id]
+			drop := seen[id] || s.vec != nil || s.text == ""
+			seen[id] = true
+			return drop
+		})
+	}
+}
+
+// kickLocked starts the worker if there is work and the endpoint may be
+// called.
+func (v *vectorSet) kickLocked() {
+	if v.running || len(v.pending) == 0 {
+		return
+	}
+	if v.down {
+		if v.probing || v.now().Before(v.retryAt) {
+			return
+		}
+		v.probing, v.workerProbe = true, true
+	}
+	v.running = true
+	v.idle = make(chan struct{})
+	go v.work()
+}
+
+type embedJob struct {
+	id   int32
+	gen  uint32
+	hash textHash
+	text string
+}
+
+// work embeds the pending texts, a chunk at a time, until none are left or
+// the endpoint fails; after a failure the texts stay pending for the next
+// start, which waits for the pause to end.
+func (v *vectorSet) work() {
+	for {
+		jobs := v.take()
+		if jobs == nil {
+			return
+		}
+		if v.cache != nil {
+			hashes := make([]textHash, len(jobs))
+			for i, j := range jobs {
+				hashes[i] = j.hash
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), docBatchTimeout)
+			found, err := v.cache.load(ctx, v.model, hashes)
+			cancel()
+			v.cacheResult("read", err)
+			if len(found) > 0 {
+				v.store(jobs, found, false)
+				jobs = slices.DeleteFunc(jobs, func(j embedJob) bool { return found[j.hash] != nil })
+			}
+		}
+		for len(jobs) > 0 {
+			n := min(v.batch, len(jobs))
+			got, err := v.embedDocs(jobs[:n])
+			if err != nil {
+				v.stop(jobs, err)
+				return
+			}
+			v.store(jobs[:n], got, true)
+			if v.cache != nil {
+				ctx, cancel := context.WithTimeout(context.Background(), docBatchTimeout)
+				err := v.cache.save(ctx, v.model, got)
+				cancel()
+				v.cacheResult("write", err)
+			}
+			jobs = jobs[n:]
+		}
+	}
+}
+
+// take returns the next chunk of texts to embed, or nil, having marked
+// the worker stopped, when there are none. Texts seen before get their
+// vectors here, and each id and text is taken once.
+func (v *vectorSet) take() []embedJob {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var jobs []embedJob
+	var later []int32
+	ids := map[int32]bool{}
+	hashes := map[textHash]bool{}
+	i := 0
+	for ; i < len(v.pending) && len(jobs) < cacheChunk; i++ {
+		id := v.pending[i]
+		s := &v.slots[id]
+		if ids[id] || s.vec != nil || s.text == "" {
+			continue
+		}
+		ids[id] = true
+		if vec := v.byHash[s.hash]; vec != nil {
+			s.vec, s.text = vec, ""
+			continue
+		}
+		if hashes[s.hash] {
+			// Another id with the same text is in this chunk; its
+			// vector will reach this one on the next take.
+			later = append(later, id)
+			continue
+		}
+		hashes[s.hash] = true
+		jobs = append(jobs, embedJob{id, s.gen, s.hash, s.text})
+	}
+	v.pending = append(v.pending[i:], later...)
+	if len(jobs) == 0 {
+		// Nothing was left to take (later is empty without jobs).
+		v.pending = nil
+		v.running = false
+		if v.workerProbe {
+			// The texts were all known: the endpoint was not tried,
+			// and the next caller may try it.
+			v.probing, v.workerProbe = false, false
+		}
+		close(v.idle)
+		return nil
+	}
+	return jobs
+}
+
+// stop ends the worker after a failure, leaving left pending.
+func (v *vectorSet) stop(left []embedJob, err error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	ids := make([]int32, len(left))
+	for i, j := range left {
+		ids[i] = j.id
+	}
+	v.pending = append(ids, v.pending...)
+	v.failedLocked(err, v.workerProbe)
+	v.workerProbe = false
+	v.running = false
+	close(v.idle)
+}
+
+func (v *vectorSet) embedDocs(jobs []embedJob) (map[textHash][]float32, error) {
+	texts := make([]string, len(jobs))
+	for i, j := range jobs {
+		texts[i] = j.text
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), docBatchTimeout)
+	defer cancel()
+	vecs, err := v.e.Embed(ctx, texts)
+	if err == nil && len(vecs) != len(texts) {
+		err = fmt.Errorf("the embedder returned %d vectors for %d texts", len(vecs), len(texts))
+	}
+	if err != nil {
+		return nil, err
+	}
+	v.succeeded()
+	out := make(map[textHash][]float32, len(jobs))
+	for i, j := range jobs {
+		// A zero vector has no direction: the tool is left to BM25.
+		if vec := normalize(vecs[i]); vec != nil {
+			out[j.hash] = vec
+		}
+	}
+	return out, nil
+}
+
+// store gives jobs their vectors, where their ids still hold the docs
+// they were taken for. Final says the embedder answered for all of jobs:
+// a job it gave no vector (a zero one) is not tried again.
+func (v *vectorSet) store(jobs []embedJob, vecs map[textHash][]float32, final bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for h, vec := range vecs {
+		v.byHash[h] = vec
+	}
+	for _, j := range jobs {
+		vec := vecs[j.hash]
+		if vec == nil && !final {
+			continue
+		}
+		if s := &v.slots[j.id]; s.gen == j.gen && s.hash == j.hash {
+			s.vec, s.text = vec, ""
+		}
+	}
+}
+
+// query embeds a query, or returns nil (BM25 alone) when the endpoint
+// fails, is slow, or failed lately.
+func (v *vectorSet) query(ctx context.Context, text string) []float32 {
+	if v.e == nil {
+		return nil
+	}
+	ok, probe := v.admit()
+	if !ok {
+		return nil
+	}
+	qctx, cancel := context.WithTimeout(ctx, v.queryTimeout)
+	defer cancel()
+	vecs, err := v.e.Embed(qctx, []string{v.queryPrefix + text})
+	if err == nil && len(vecs) != 1 {
+		err = fmt.Errorf("the embedder returned %d vectors for 1 text", len(vecs))
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			// The caller gave up; that says nothing of the endpoint.
+			if probe {
+				v.mu.Lock()
+				v.probing = false
+				v.mu.Unlock()
+			}
+			return nil
+		}
+		v.mu.Lock()
+		v.failedLocked(err, probe)
+		v.mu.Unlock()
+		return nil
+	}
+	v.succeeded()
+	return normalize(vecs[0])
+}
+
+// admit says whether the endpoint may be called now: always while it
+// answers, and after a failure only once the pause is over, by one
+// caller at a time (the probe).
+func (v *vectorSet) admit() (ok, probe bool) {
+	v.mu.RLock()
+	down := v.down
+	v.mu.RUnlock()
+	if !down {
+		return true, false
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.down {
+		return true, false
+	}
+	if v.probing || v.now().Before(v.retryAt) {
+		return false, false
+	}
+	v.probing = true
+	return true, true
+}
+
+// failedLocked records a failure. Calls that were under way when the
+// endpoint went down fail too; only the first failure and those of
+// probes lengthen the pause.
+func (v *vectorSet) failedLocked(err error, probe bool) {
+	if v.down && !probe {
+		return
+	}
+	if probe {
+		v.probing = false
+	}
+	v.failures++
+	pause := backoffMin
+	for i := 1; i < v.failures && pause < backoffMax; i++ {
+		pause *= 2
+	}
+	pause = min(pause, backoffMax)
+	v.retryAt = v.now().Add(pause)
+	if !v.down {
+		v.down = true
+		v.log.Warn("toolsearch: embedding endpoint failed; searching with BM25 alone meanwhile", "error", err, "retry_in", pause)
+	} else {
+		v.log.Debug("toolsearch: embedding endpoint still failing", "error", err, "retry_in", pause)
+	}
+}
+
+func (v *vectorSet) succeeded() {
+	v.mu.RLock()
+	down := v.down
+	v.mu.RUnlock()
+	if !down {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.down {
+		return
+	}
+	v.down, v.failures, v.probing, v.workerProbe = false, 0, false, false
+	v.log.Info("toolsearch: embedding endpoint answers again")
+	v.kickLocked()
+}
+
+func (v *vectorSet) cacheResult(op string, err error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	switch {
+	case err != nil && !v.cacheError:
+		v.cacheError = true
+		v.log.Warn("toolsearch: embedding cache "+op+" failed; embedding without it", "path", v.cache.path, "error", err)
+	case err == nil && v.cacheError:
+		v.cacheError = false
+		v.log.Info("toolsearch: embedding cache works again", "path", v.cache.path)
+	}
+}
+
+// wait returns once no worker runs (all wanted texts have vectors, or the
+// endpoint failed), or when ctx ends.
+func (v *vectorSet) wait(ctx context.Context) error {
+	for {
+		v.mu.RLock()
+		running, idle := v.running, v.idle
+		v.mu.RUnlock()
+		if !running {
+			return nil
+		}
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// nearest returns the n docs whose vectors are closest to qvec by cosine,
+// best first, among the live docs allow admits. Docs without a vector
+// yet, and those pointing away from the query, are left to BM25.
+func (v *vectorSet) nearest(qvec []float32, docs []*doc, allow func(string) bool, n int) []scored {
+	if len(qvec) == 0 || n <= 0 {
+		return nil
+	}
+	top := make(topN, 0, n)
+	v.mu.RLock()
+	for id, d := range docs {
+		if d == nil || id >= len(v.slots) {
+			continue
+		}
+		s := &v.slots[id]
+		if s.gen != d.gen || len(s.vec) != len(qvec) {
+			continue
+		}
+		score := float64(dot(qvec, s.vec))
+		if score <= 0 || len(top) == n && score <= top[0].score {
+			continue
+		}
+		if allow != nil && !allow(d.key) {
+			continue
+		}
+		top.push(scored{int32(id), score}, n)
+	}
+	v.mu.RUnlock()
+	slices.SortFunc(top, func(a, b scored) int {
+		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.id, b.id))
+	})
+	return top
+}
+
+// topN is a min-heap of the best n scores seen.
+type topN []scored
+
+func (h *topN) push(s scored, n int) {
+	if len(*h) < n {
+		*h = append(*h, s)
+		for i := len(*h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if (*h)[p].score <= (*h)[i].score {
+				break
+			}
+			(*h)[p], (*h)[i] = (*h)[i], (*h)[p]
+			i = p
+		}
+		return
+	}
+	(*h)[0] = s
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(*h) && (*h)[l].score < (*h)[m].score {
+			m = l
+		}
+		if r < len(*h) && (*h)[r].score < (*h)[m].score {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		(*h)[m], (*h)[i] = (*h)[i], (*h)[m]
+		i = m
+	}
+}
+
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// normalize returns v scaled to unit length, so that cosine similarity is
+// a dot product, or nil for an empty, zero or non-finite vector.
+func normalize(v []float32) []float32 {
+	var ss float64
+	for _, x := range v {
+		ss += float64(x) * float64(x)
+	}
+	if ss == 0 || math.IsInf(ss, 0) || math.IsNaN(ss) {
+		return nil
+	}
+	inv := 1 / math.Sqrt(ss)
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(float64(x) * inv)
+	}
+	return out
+}
+
+// OpenAIEmbedder calls an OpenAI-compatible embeddings endpoint (POST
+// /v1/embeddings), as OpenAI, Ollama, vLLM, llama.cpp's server and
+// Hugging Face's text-embeddings-inference serve it.
+type OpenAIEmbedder struct {
+	// Endpoint is the API's base URL (http://127.0.0.1:11434/v1) or the
+	// embeddings URL itself (.../v1/embeddings); a bare host
+	// (http://127.0.0.1:11434) means its /v1.
+	Endpoint string
+	// Model is the model's name on that server.
+	Model string
+	// APIKey, when set, is sent as a bearer token.
+	APIKey string
+	// Dimensions, when above zero, asks models that can shorten their
+	// vectors (OpenAI's text-embedding-3) for that many.
+	Dimensions int
+	// HTTPClient is the client to call with; nil means
+	// http.DefaultClient. Calls are bounded by their contexts.
+	HTTPClient *http.Client
+}
+
+// cacheModel names the vectors this embedder makes, for a cache.
+func (e *OpenAIEmbedder) cacheModel() string {
+	if e.Dimensions > 0 {
+		return fmt.Sprintf("%s/%d", e.Model, e.Dimensions)
+	}
+	return e.Model
+}
+
+// EmbedError is an embeddings endpoint's answer other than success.
+type EmbedError struct {
+	URL        string // the URL called, without credentials
+	StatusCode int
+	Status     string
+	Message    string // the server's error message, or the start of its body
+}
+
+func (e *EmbedError) Error() string {
+	if e.Message == "" {
+		return fmt.Sprintf("embeddings %s: %s", e.URL, e.Status)
+	}
+	return fmt.Sprintf("embeddings %s: %s: %s", e.URL, e.Status, e.Message)
+}
+
+// maxEmbedResponse bounds the response read: 64 vectors of 3,072
+// dimensions as JSON are about 4 MB.
+const maxEmbedResponse = 256 << 20
+
+// Embed returns the vectors of texts, in order.
+func (e *OpenAIEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if len(texts) == 0 {
+		return nil, nil
+	}
+	u, err := embeddingsURL(e.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	shown := u.Redacted()
+	req := struct {
+		Model      string   `json:"model"`
+		Input      []string `json:"input"`
+		Dimensions int      `json:"dimensions,omitzero"`
+	}{e.Model, texts, e.Dimensions}
+	body, err := jsonv2.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "application/json")
+	if e.APIKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+e.APIKey)
+	}
+	client := e.HTTPClient
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(hreq)
+	if err != nil {
+		// The error names the URL as requested, credentials included.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("embeddings %s: %w", shown, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxEmbedResponse))
+	if err != nil {
+		return nil, fmt.Errorf("embeddings %s: reading the response: %w", shown, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		msg := errorMessage(data)
+		if e.APIKey != "" {
+			msg = strings.ReplaceAll(msg, e.APIKey, "[redacted]")
+		}
+		return nil, &EmbedError{URL: shown, StatusCode: resp.StatusCode, Status: resp.Status, Message: msg}
+	}
+	var out struct {
+		Data []struct {
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		} `json:"data"`
+	}
+	if err := jsonv2.Unmarshal(data, &out, jsonv2.RejectUnknownMembers(false)); err != nil {
+		return nil, fmt.Errorf("embeddings %s: not an embeddings response: %v", shown, err)
+	}
+	if len(out.Data) != len(texts) {
+		return nil, fmt.Errorf("embeddings %s: %d vectors for %d texts", shown, len(out.Data), len(texts))
+	}
+	vecs := make([][]float32, len(texts))
+	for _, d := range out.Data {
+		if d.Index < 0 || d.Index >= len(texts) || vecs[d.Index] != nil {
+			return nil, fmt.Errorf("embeddings %s: bad or repeated index %d", shown, d.Index)
+		}
+		if len(d.Embedding) == 0 {
+			return nil, fmt.Errorf("embeddings %s: empty vector at index %d", shown, d.Index)
+		}
+		vecs[d.Index] = d.Embedding
+	}
+	for _, v := range vecs[1:] {
+		if len(v) != len(vecs[0]) {
+			return nil, fmt.Errorf("embeddings %s: vectors of %d and %d dimensions in one response", shown, len(vecs[0]), len(v))
+		}
+	}
+	return vecs, nil
+}
+
+func embeddingsURL(endpoint string) (*url.URL, error) {
+	if endpoint == "" {
+		return nil, errors.New("embeddings: no endpoint")
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("embeddings: endpoint: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return nil, fmt.Errorf("embeddings: endpoint %s: not an http(s) URL", u.Redacted())
+	}
+	p := strings.TrimRight(u.Path, "/")
+	switch {
+	case strings.HasSuffix(p, "/embeddings"):
+	case p == "":
+		p = "/v1/embeddings"
+	default:
+		p += "/embeddings"
+	}
+	u.Path, u.RawPath = p, ""
+	return u, nil
+}
+
+// errorMessage reads the message of an error body as the servers of this
+// API write it: {"error": {"message"}} (OpenAI, vLLM), {"error": "..."}
+// (Ollama, text-embeddings-inference), {"message"} or {"detail"}; failing
+// those, the body's start.
+func errorMessage(body []byte) string {
+	var e struct {
+		Error   jsontext.Value `json:"error"`
+		Message string         `json:"message"`
+		Detail  jsontext.Value `json:"detail"`
+	}
+	if jsonv2.Unmarshal(body, &e, jsonv2.RejectUnknownMembers(false)) == nil {
+		var s string
+		var obj struct {
+			Message string `json:"message"`
+		}
+		switch {
+		case jsonv2.Unmarshal(e.Error, &s) == nil && s != "":
+			return s
+		case jsonv2.Unmarshal(e.Error, &obj, jsonv2.RejectUnknownMembers(false)) == nil && obj.Message != "":
+			return obj.Message
+		case e.Message != "":
+			return e.Message
+		case jsonv2.Unmarshal(e.Detail, &s) == nil && s != "":
+			return s
+		case len(e.Detail) > 0:
+			return string(e.Detail)
+		}
+	}
+	s := strings.TrimSpace(string(body))
+	if len(s) > 300 {
+		s = truncateText(s, 300) + "…"
+	}
+	return s
+}
+
+// SQLiteCache keeps tools' vectors in a SQLite file, by model and SHA-256
+// of the text embedded, so that a restart, or another index over the same
+// tools, embeds nothing it has embedded before. Safe for concurrent use,
+// by several indexes and processes.
+type SQLiteCache struct {
+	db   *sql.DB
+	path string
+}
+
+// OpenCache opens (creating) the vector cache at path.
+func OpenCache(path string) (*SQLiteCache, error) {
+	if path == "" {
+		return nil, errors.New("toolsearch: the embedding cache path is empty")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("toolsearch: embedding cache: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("toolsearch: embedding cache: %w", err)
+	}
+	// Private like the project's other databases: tool texts may name
+	// internal systems.
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("toolsearch: embedding cache: %w", err)
+	}
+	f.Close()
+	p := filepath.ToSlash(abs)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // a Windows drive letter: file:///C:/...
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: p, RawQuery: q.Encode()}).String())
+	if err != nil {
+		return nil, fmt.Errorf("toolsearch: embedding cache %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(4)
+	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS vectors (
+		model TEXT NOT NULL,
+		hash BLOB NOT NULL,
+		vec BLOB NOT NULL,
+		at_ms INTEGER NOT NULL,
+		PRIMARY KEY (model, hash)
+	) WITHOUT ROWID`); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("toolsearch: embedding cache %s: %w", path, err)
+	}
+	return &SQLiteCache{db: db, path: abs}, nil
+}
+
+// Path is the cache file's absolute path.
+func (c *SQLiteCache) Path() string { return c.path }
+
+// Close closes the cache; indexes that use it go on without it.
+func (c *SQLiteCache) Close() error { return c.db.Close() }
+
+// load returns the cached vectors of model among hashes.
+func (c *SQLiteCache) load(ctx context.Context, model string, hashes []textHash) (map[textHash][]float32, error) {
+	out := map[textHash][]float32{}
+	// SQLite's limit on a statement's parameters is 32,766.
+	for chunk := range slices.Chunk(hashes, 1000) {
+		args := make([]any, 0, len(chunk)+1)
+		args = append(args, model)
+		for _, h := range chunk {
+			args = append(args, h[:])
+		}
+		rows, err := c.db.QueryContext(ctx, `SELECT hash, vec FROM vectors WHERE model = ? AND hash IN (?`+strings.Repeat(", ?", len(chunk)-1)+`)`, args...)
+		if err != nil {
+			return out, err
+		}
+		for rows.Next() {
+			var hb, vb []byte
+			if err := rows.Scan(&hb, &vb); err != nil {
+				rows.Close()
+				return out, err
+			}
+			var h textHash
+			if len(hb) != len(h) {
+				continue
+			}
+			copy(h[:], hb)
+			if vec := decodeVector(vb); vec != nil {
+				out[h] = vec
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// save stores vectors of model.
+func (c *SQLiteCache) save(ctx context.Context, model string, vecs map[textHash][]float32) error {
+	if len(vecs) == 0 {
+		return nil
+	}
+	tx, err := c.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO vectors (model, hash, vec, at_ms) VALUES (?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	now := time.Now().UnixMilli()
+	for h, vec := range vecs {
+		if _, err := stmt.ExecContext(ctx, model, h[:], encodeVector(vec), now); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// encodeVector writes v as little-endian float32s.
+func encodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// decodeVector reads a vector written by encodeVector and normalises it
+// again (a vector written by another program may not be), or returns nil
+// for a blob that is not one.
+func decodeVector(b []byte) []float32 {
+	if len(b) == 0 || len(b)%4 != 0 {
+		return nil
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return normalize(v)
+}

@@ -20,6 +20,7 @@ var operationWords = map[string][]string{
 	"describe":  {"get"},
 	"detail":    {"get"},
 	"inspect":   {"get"},
+	"open":      {"create", "get"},
 	"make":      {"create"},
 	"new":       {"create"},
 	"add":       {"create"},

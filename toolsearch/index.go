@@ -165,7 +165,8 @@ func (ix *Index) SetServer(server string, entries []Entry) {
 	built := make([]*doc, 0, len(entries))
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	for _, id := range ix.byServer[server] {
+	// removeLocked edits byServer[server] in place: walk a copy.
+	for _, id := range slices.Clone(ix.byServer[server]) {
 		ix.removeLocked(id)
 	}
 	delete(ix.byServer, server)

@@ -58,7 +58,13 @@ func (ix *Index) Related(name string) []string {
 }
 
 func (ix *Index) relatedLocked(d *doc) []string {
-	out := slices.Clone(d.related)
+	// Configured names are offered only while those tools are indexed.
+	out := make([]string, 0, len(d.related))
+	for _, name := range d.related {
+		if _, live := ix.byName[name]; live && name != d.key && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
 	c := ix.related
 	c.mu.Lock()
 	m := c.pairs[d.key]

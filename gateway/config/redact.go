@@ -80,6 +80,14 @@ func (c *Config) Redacted() *Config {
 			r.Tenants[name] = &tc
 		}
 	}
+	if e := c.ToolSearch.Embeddings; e != nil {
+		re := *e
+		re.URL = redactURL(c.hide(e.URL))
+		if e.APIKey != "" {
+			re.APIKey = Redaction
+		}
+		r.ToolSearch.Embeddings = &re
+	}
 	return &r
 }
 

@@ -52,6 +52,7 @@ func (d *decoder) config(doc *yaml.Node) *Config {
 				{"retention", func(v *yaml.Node, p []string) { c.Audit.Retention = d.duration(v, p) }},
 			}, nil)
 		}},
+		{"toolSearch", func(v *yaml.Node, p []string) { d.toolSearch(&c.ToolSearch, v, p) }},
 		{"$schema", func(*yaml.Node, []string) {}},
 	}
 	d.fields(root, nil, ours, func(e pair, _ []string) bool {
@@ -63,10 +64,10 @@ func (d *decoder) config(doc *yaml.Node) *Config {
 		if strings.HasPrefix(e.key, "x-") {
 			return true // a place for YAML anchors, as in Compose files
 		}
-		if _, near := suggest(e.key, []string{"mcpServers", "servers", "listen", "separator", "builtins", "defaults", "limits", "audit", "tenants"}); near {
+		if _, near := suggest(e.key, []string{"mcpServers", "servers", "listen", "separator", "builtins", "defaults", "limits", "audit", "tenants", "toolSearch"}); near {
 			return false
 		}
-		d.warnf(npos(e.k), "mcpgate reads mcpServers (or servers), listen, separator, builtins, defaults, limits, audit and tenants",
+		d.warnf(npos(e.k), "mcpgate reads mcpServers (or servers), listen, separator, builtins, defaults, limits, audit, tenants and toolSearch",
 			"key %q ignored", e.key)
 		return true
 	})
@@ -252,6 +253,7 @@ func (d *decoder) tenants(c *Config, v *yaml.Node, p []string) {
 					{"deny", func(v *yaml.Node, p []string) { t.Tools.Deny = d.strList(v, p) }},
 				}, nil)
 			}},
+			{"toolListing", func(v *yaml.Node, p []string) { t.ToolListing = d.str(v, p) }},
 			{"limits", func(v *yaml.Node, p []string) {
 				t.Limits = &Limits{}
 				d.limits(t.Limits, v, p)
@@ -275,4 +277,22 @@ func (d *decoder) tenants(c *Config, v *yaml.Node, p []string) {
 		}, nil)
 		c.Tenants[e.key] = t
 	}
+}
+
+func (d *decoder) toolSearch(ts *ToolSearch, v *yaml.Node, p []string) {
+	d.fields(v, p, []field{
+		{"listing", func(v *yaml.Node, p []string) { ts.Listing = d.str(v, p) }},
+		{"servers", func(v *yaml.Node, p []string) { ts.Servers = d.strMap(v, p) }},
+		{"pinned", func(v *yaml.Node, p []string) { ts.Pinned = d.strList(v, p) }},
+		{"embeddings", func(v *yaml.Node, p []string) {
+			e := &Embeddings{}
+			d.fields(v, p, []field{
+				{"url", func(v *yaml.Node, p []string) { e.URL = d.str(v, p) }},
+				{"model", func(v *yaml.Node, p []string) { e.Model = d.str(v, p) }},
+				{"apiKey", func(v *yaml.Node, p []string) { e.APIKey = d.str(v, p) }},
+				{"cache", func(v *yaml.Node, p []string) { e.Cache = d.str(v, p) }},
+			}, nil)
+			ts.Embeddings = e
+		}},
+	}, nil)
 }

@@ -29,6 +29,8 @@ type Config struct {
 	// by authenticated principal). Once any is configured, a caller that
 	// belongs to none sees nothing.
 	Tenants map[string]*Tenant `json:"tenants,omitempty"`
+	// ToolSearch configures tool search and how tools are listed.
+	ToolSearch ToolSearch `json:"toolSearch,omitempty"`
 
 	// Warnings are what Parse tolerated but a person may want to know:
 	// other clients' keys that mcpgate ignores, VS Code's inputs, unset
@@ -195,6 +197,47 @@ type Tenant struct {
 	// this tenant's calls, by server name: the gateway runs a connection
 	// (for stdio, a process) of the server of its own for the tenant.
 	Credentials map[string]*Credentials `json:"credentials,omitempty"`
+	// ToolListing, when set, is how tools/list shows tools to this
+	// tenant, over the toolSearch section's choice.
+	ToolListing string `json:"toolListing,omitempty"`
+}
+
+// Tool listing modes: how tools/list shows a server's tools.
+const (
+	// ListingFull lists every tool with its full definition.
+	ListingFull = "full"
+	// ListingMinimal lists names and one-line descriptions; the schema
+	// comes on demand (tools/getSchema, or describe_tool).
+	ListingMinimal = "minimal"
+	// ListingSearch lists only pinned tools and the meta-tools
+	// search_tools, describe_tool and call_tool.
+	ListingSearch = "search"
+)
+
+// ToolSearch configures the gateway's tool search.
+type ToolSearch struct {
+	// Listing is the mode of every server without its own: full (the
+	// default), minimal or search.
+	Listing string `json:"listing,omitempty"`
+	// Servers sets the mode of single servers.
+	Servers map[string]string `json:"servers,omitempty"`
+	// Pinned are published tool names (globs) listed in full even where
+	// their server is in search mode.
+	Pinned []string `json:"pinned,omitempty"`
+	// Embeddings, when set, adds dense retrieval from an OpenAI-style
+	// /v1/embeddings endpoint, fused with BM25.
+	Embeddings *Embeddings `json:"embeddings,omitempty"`
+}
+
+// Embeddings name an OpenAI-compatible embeddings endpoint (Ollama, vLLM,
+// TEI, OpenAI).
+type Embeddings struct {
+	URL    string `json:"url"`
+	Model  string `json:"model"`
+	APIKey string `json:"apiKey,omitempty"`
+	// Cache is the SQLite file of vectors; empty means none (vectors are
+	// computed again at each start).
+	Cache string `json:"cache,omitempty"`
 }
 
 // Credentials replace or add to a server's secrets for one tenant.

@@ -64,6 +64,7 @@ func (c *Config) validate() Errors {
 	}
 	v.limits(&c.Limits, "limits")
 	v.tenants(c)
+	v.toolSearch(c)
 	if c.Audit.Retention < 0 {
 		v.errorf(v.src.at("audit", "retention"), `use a duration such as "720h", or leave it out for 30 days`, "audit.retention is negative")
 	}
@@ -339,8 +340,41 @@ func (v *checker) limits(l *Limits, at ...string) {
 	}
 }
 
+func (v *checker) toolSearch(c *Config) {
+	ts := &c.ToolSearch
+	v.listing(ts.Listing, "toolSearch", "listing")
+	for s, mode := range ts.Servers {
+		if _, ok := c.Servers[s]; !ok && !(s == "tasks" && c.Builtins.Tasks) {
+			v.errorf(v.src.keyAt("toolSearch", "servers", s), "name a server of mcpServers", "toolSearch.servers names %q, which is not configured", s)
+		}
+		v.listing(mode, "toolSearch", "servers", s)
+	}
+	for i, g := range ts.Pinned {
+		if _, err := path.Match(g, ""); err != nil {
+			v.errorf(v.src.at("toolSearch", "pinned", strconv.Itoa(i)), "a glob uses *, ? and [...] as in path.Match", "bad tool pattern %q", g)
+		}
+	}
+	if e := ts.Embeddings; e != nil {
+		if u, err := url.Parse(e.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			v.errorf(v.src.at("toolSearch", "embeddings", "url"), "the endpoint's base URL, such as http://127.0.0.1:11434/v1", "embeddings url %s is not an http(s) URL", v.src.shown(e.URL))
+		}
+		if e.Model == "" {
+			v.errorf(v.src.at("toolSearch", "embeddings"), "name the embedding model, such as nomic-embed-text", "embeddings has no model")
+		}
+	}
+}
+
+func (v *checker) listing(mode string, p ...string) {
+	switch mode {
+	case "", ListingFull, ListingMinimal, ListingSearch:
+	default:
+		v.errorf(v.src.at(p...), `use "full", "minimal" or "search"`, "tool listing %s is not full, minimal or search", v.src.shown(mode))
+	}
+}
+
 func (v *checker) tenants(c *Config) {
 	for name, t := range c.Tenants {
+		v.listing(t.ToolListing, "tenants", name, "toolListing")
 		if !serverName.MatchString(name) {
 			v.errorf(v.src.keyAt("tenants", name), "use 1 to 32 of a-z, 0-9 and '-', starting with a letter", "tenant name %q is not allowed", name)
 		}
