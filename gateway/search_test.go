@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
 	"github.com/mcpgate/mcpgate/toolsearch"
 )
 
@@ -317,5 +319,64 @@ func TestRelatedByCoCalls(t *testing.T) {
 	waitUntil(t, func() bool { _, _, ok := g2.search.Tool("files_read_file"); return ok }, "files indexed")
 	if got := g2.search.Related("files_read_file"); !slices.Equal(got, []string{"files_write_file"}) {
 		t.Errorf("related learnt from the audit log: %v", got)
+	}
+}
+
+// A tenant's toolListing overrides the servers' modes for its callers
+// only; tools/discover and the meta-tools see only the tenant's tools.
+func TestToolListingPerTenant(t *testing.T) {
+	cfg := &config.Config{
+		Servers: catalogServers(t),
+		Tenants: map[string]*config.Tenant{
+			"acme":   {Principals: []string{"apikey:alice"}, Servers: []string{"github", "files"}, ToolListing: config.ListingSearch},
+			"globex": {Principals: []string{"apikey:bob"}},
+		},
+		ToolSearch: config.ToolSearch{Servers: map[string]string{"github": config.ListingMinimal}},
+	}
+	cfg.ApplyDefaults()
+	for _, s := range cfg.Servers {
+		s.Start = "eager"
+	}
+	g := runConfigured(t, cfg, &Options{Logger: (&logBuffer{}).logger()})
+	waitState(t, g, StateReady)
+	srv := serveTenants(t, g)
+	connect := func(user string) *mcp.ClientSession {
+		cs, err := mcp.NewClient(nil, nil).Connect(context.Background(), &mcphttp.ClientTransport{Endpoint: srv.URL + "/mcp", Header: http.Header{"X-User": {user}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	alice, bob := connect("alice"), connect("bob")
+	if got := toolNames(t, alice); !slices.Equal(got, []string{"call_tool", "describe_tool", "search_tools"}) {
+		t.Errorf("acme (search mode) lists %v", got)
+	}
+	bobTools := listTools(t, bob)
+	if len(bobTools) != 15 || bobTools[MetaSearchTools] != nil {
+		t.Errorf("globex lists %d tools (meta-tools: %v)", len(bobTools), bobTools[MetaSearchTools] != nil)
+	}
+	if gh := bobTools["github_create_issue"]; gh == nil || gh.Meta[MetaSchema] != "deferred" {
+		t.Errorf("github is minimal for globex: %+v", gh)
+	}
+	res, err := alice.CallTool(context.Background(), MetaSearchTools, map[string]any{"query": "schedule a meeting", "k": 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; strings.Contains(text, "calendar_") {
+		t.Errorf("acme's search shows calendar tools, which acme cannot see: %s", text)
+	}
+	r, err := alice.CallTool(context.Background(), MetaCallTool, map[string]any{"name": "calendar_list_events", "arguments": map[string]any{"from": "a", "to": "b"}})
+	if err != nil || !r.IsError {
+		t.Errorf("acme called a calendar tool through call_tool: %v %+v", err, r)
+	}
+	var d DiscoverResult
+	if err := alice.Call(context.Background(), MethodDiscover, DiscoverParams{Query: "meeting calendar event"}, &d); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range d.Tools {
+		if strings.HasPrefix(tool.Name, "calendar_") {
+			t.Errorf("discover shows acme %s", tool.Name)
+		}
 	}
 }
