@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgate/mcpgate/auth/oauthclient"
@@ -51,8 +52,14 @@ type upstream struct {
 	local     *mcp.Server // a built-in, served in this process over a pipe
 	tenantKey string      // "tenant/server" for a tenant's own instance, which publishes nothing
 
-	oauthOnce sync.Once
-	oauth     *http.Client // the OAuth client of an upstream with oauth, kept for its tokens
+	// oauth is the OAuth client of an upstream with oauth, kept across
+	// reconnections for its tokens; only the run goroutine uses it.
+	oauth *http.Client
+	// watch is the HTTP transport of the latest connection, which tells
+	// refused when the upstream refuses our credentials in the middle of
+	// a session; only the run goroutine uses it.
+	watch   *refusalWatch
+	refused chan error
 
 	wake   chan struct{} // asks an idle upstream to connect
 	cancel context.CancelFunc
@@ -67,7 +74,7 @@ func newUpstream(g *Gateway, cfg *config.Server) *upstream {
 	return &upstream{
 		g: g, cfg: cfg, logger: g.logger.With("upstream", cfg.Name),
 		slots: make(chan struct{}, n), state: StateStarting, ready: make(chan struct{}),
-		wake: make(chan struct{}, 1), done: make(chan struct{}),
+		wake: make(chan struct{}, 1), refused: make(chan error, 1), done: make(chan struct{}),
 	}
 }
 
@@ -105,27 +112,123 @@ func (u *upstream) transport() mcp.Transport {
 		h.Set("Authorization", "Bearer "+c.BearerToken)
 	}
 	t := &mcphttp.ClientTransport{Endpoint: c.URL, Header: h, Logger: u.logger, DisableLegacyFallback: c.Type == "http" || c.Type == "streamable-http"}
+	u.watch = &refusalWatch{u: u, base: http.DefaultTransport}
+	t.HTTPClient = &http.Client{Transport: u.watch}
 	if c.OAuth != nil {
-		u.oauthOnce.Do(func() {
+		if u.oauth == nil {
 			// authorization_code: tokens a person got with `mcpgate login`,
-			// refreshed here; the gateway never opens a browser.
+			// refreshed here; the gateway never opens a browser (no
+			// Authorize), so a refused refresh ends in ErrSignInRequired.
+			// Only those go in the shared token file: a client_credentials
+			// token (a nil Store keeps it in memory) is the service
+			// account's, and the file is also what `mcpgate --oauth` reads
+			// as the user's own token for the same URL.
+			var store oauthclient.TokenStore
+			if c.OAuth.Grant == oauthclient.GrantAuthorizationCode {
+				store = u.g.tokenStore
+			}
 			u.oauth = &http.Client{Transport: oauthclient.NewTransport(oauthclient.Config{
 				ServerURL: c.URL, GrantType: c.OAuth.Grant, ClientID: c.OAuth.ClientID, ClientSecret: c.OAuth.ClientSecret,
-				Scopes: c.OAuth.Scopes, ClientName: "mcpgate", Store: u.g.tokenStore, Logger: u.logger,
+				Scopes: c.OAuth.Scopes, ClientName: "mcpgate", Store: store, Logger: u.logger,
 			}, nil)}
-		})
-		t.HTTPClient = u.oauth
+		}
+		u.watch.base = u.oauth.Transport
 	}
 	return t
+}
+
+// signInGrant reports whether a person signs in for this upstream with
+// `mcpgate login`, which is then the remedy for a refusal.
+func (u *upstream) signInGrant() bool {
+	return u.cfg.OAuth != nil && u.cfg.OAuth.Grant == oauthclient.GrantAuthorizationCode
 }
 
 // authFailure reports whether err is the upstream refusing our
 // credentials: retrying would only be refused again (and may lock the
 // account), so the upstream stays down until the configuration changes.
+// An authorization server that is down or failing (ErrTemporary) is not
+// a refusal: that is retried with backoff like any outage.
 func authFailure(err error) bool {
 	var he *mcphttp.HTTPError
 	return errors.As(err, &he) && (he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden) ||
-		errors.Is(err, oauthclient.ErrAuthorization)
+		errors.Is(err, oauthclient.ErrAuthorization) && !errors.Is(err, oauthclient.ErrTemporary)
+}
+
+// refusalWatch is an HTTP upstream's transport. Once its session is up
+// (live), it tells the supervisor when a request finds our credentials
+// refused, since every later request would be refused too: a 401 (a
+// static token revoked), or an OAuth token gone for good (its refresh was
+// refused and nobody can sign in here). A 403 is not: on a live session
+// it refuses one request (a tool needing a scope), not us. Whatever the
+// request was (a call, a list, a health check), its caller gets its error
+// as before.
+type refusalWatch struct {
+	u    *upstream
+	base http.RoundTripper
+	live atomic.Bool
+}
+
+func (w *refusalWatch) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := w.base.RoundTrip(req)
+	var refused error
+	switch {
+	case !w.live.Load():
+	case errors.Is(err, oauthclient.ErrSignInRequired):
+		refused = err
+	case err == nil && resp.StatusCode == http.StatusUnauthorized:
+		refused = fmt.Errorf("HTTP 401 to %s %s: the upstream no longer accepts our credentials", req.Method, req.URL.Redacted())
+	}
+	if refused != nil {
+		select {
+		case w.u.refused <- refused:
+		default: // told already
+		}
+	}
+	return resp, err
+}
+
+// waitCredentials keeps an upstream that refused our credentials down
+// without retrying (retries would only be refused again, and may lock the
+// account) until there is something new to try. With the
+// authorization_code grant that is a new sign-in: the token kept for the
+// server changes when `mcpgate login` stores one, and then it reports true
+// to connect again with a fresh OAuth client. Otherwise only a change of
+// the configuration (which replaces this upstream) helps, and it waits for
+// ctx. It reports false when ctx ends.
+func (u *upstream) waitCredentials(ctx context.Context, err error) bool {
+	key, kerr := oauthclient.StoreKey(u.cfg.URL)
+	if !u.signInGrant() || u.g.tokenStore == nil || kerr != nil {
+		u.setDown(err)
+		u.logger.Error("gateway: upstream refused our credentials; not retrying until the configuration changes", "error", err)
+		<-ctx.Done()
+		return false
+	}
+	login := "mcpgate login " + u.cfg.Name
+	u.setDown(fmt.Errorf("%w; sign in again with `%s`", err, login))
+	u.logger.Error("gateway: upstream needs a new sign-in; not retrying. Run `"+login+" --config FILE` (this gateway's file): the gateway connects again as soon as the new token is kept",
+		"error", err, "run", login)
+	kept := u.keptToken(ctx, key)
+	for sleep(ctx, tokenPoll) {
+		if tok := u.keptToken(ctx, key); tok != "" && tok != kept {
+			u.logger.Info("gateway: a new sign-in was kept; connecting again")
+			u.oauth = nil // the old client has given its token up
+			return true
+		}
+	}
+	return false
+}
+
+// tokenPoll is how often a store is read while waiting for a sign-in: a
+// small local file.
+const tokenPoll = time.Second
+
+// keptToken is the access token kept for key, or "".
+func (u *upstream) keptToken(ctx context.Context, key string) string {
+	tok, err := u.g.tokenStore.Load(ctx, key)
+	if err != nil || tok == nil {
+		return ""
+	}
+	return tok.AccessToken
 }
 
 func (u *upstream) clientOptions() *mcp.ClientOptions {
@@ -155,10 +258,10 @@ func (u *upstream) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		cs, err := u.connect(ctx)
 		if err != nil && authFailure(err) {
-			u.setDown(err)
-			u.logger.Error("gateway: upstream refused our credentials; not retrying until the configuration changes", "error", err)
-			<-ctx.Done()
-			return
+			if !u.waitCredentials(ctx, err) {
+				return
+			}
+			continue
 		}
 		if err != nil {
 			u.setDown(err)
@@ -172,16 +275,23 @@ func (u *upstream) run(ctx context.Context) {
 		}
 		backoff = 250 * time.Millisecond
 		var idle bool
+		var refused error
 		if first && u.lazy() {
 			// Its tools are known now; the process waits for a call.
 			u.stopIdle(cs)
 			idle = true
 		} else {
-			idle = u.serve(ctx, cs)
+			idle, refused = u.serve(ctx, cs)
 		}
 		first = false
 		if ctx.Err() != nil {
 			return
+		}
+		if refused != nil {
+			if !u.waitCredentials(ctx, refused) {
+				return
+			}
+			continue
 		}
 		if idle {
 			// Stopped for idleness: wait until a request needs it.
@@ -201,6 +311,10 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		u.state = StateStarting
 	}
 	u.mu.Unlock()
+	select {
+	case <-u.refused: // about an earlier session
+	default:
+	}
 	cctx, cancel := context.WithTimeout(ctx, u.timeout())
 	defer cancel()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpgate", Version: u.g.version}, u.clientOptions()).Connect(cctx, u.transport())
@@ -218,6 +332,9 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 			u.logger.Debug("gateway: the upstream refused logging/setLevel", "error", err)
 		}
 	}
+	if w := u.watch; w != nil {
+		w.live.Store(true)
+	}
 	u.mu.Lock()
 	u.cs, u.state, u.lastErr, u.lastUsed = cs, StateReady, nil, time.Now()
 	u.breaker.reset()
@@ -229,8 +346,13 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 }
 
 // serve watches a live session: health checks, idleness, its end. It
-// reports whether the session was stopped for idleness.
-func (u *upstream) serve(ctx context.Context, cs *mcp.ClientSession) bool {
+// reports whether the session was stopped for idleness, or the refusal of
+// our credentials that ended it.
+func (u *upstream) serve(ctx context.Context, cs *mcp.ClientSession) (idle bool, refused error) {
+	if w := u.watch; w != nil {
+		// What this session's requests find after it ends is not news.
+		defer w.live.Store(false)
+	}
 	interval := u.cfg.HealthInterval.D()
 	if interval == 0 {
 		interval = 30 * time.Second
@@ -247,7 +369,7 @@ func (u *upstream) serve(ctx context.Context, cs *mcp.ClientSession) bool {
 		select {
 		case <-ctx.Done():
 			cs.Close()
-			return false
+			return false, nil
 		case <-cs.Done():
 			err := cs.Err()
 			if err == nil {
@@ -255,8 +377,13 @@ func (u *upstream) serve(ctx context.Context, cs *mcp.ClientSession) bool {
 			}
 			u.logger.Warn("gateway: upstream connection lost", "error", err)
 			u.setDown(err)
-			return false
+			return false, nil
+		case err := <-u.refused:
+			cs.Close()
+			return false, err
 		case <-tick:
+			// Ping is ping for a legacy session and server/discover for a
+			// 2026-07-28 one, which has no ping.
 			pctx, cancel := context.WithTimeout(ctx, u.timeout())
 			err := cs.Ping(pctx)
 			cancel()
@@ -272,7 +399,7 @@ func (u *upstream) serve(ctx context.Context, cs *mcp.ClientSession) bool {
 			if u.idleFor() {
 				u.logger.Info("gateway: stopping idle upstream", "after", u.cfg.IdleTimeout.D())
 				u.stopIdle(cs)
-				return true
+				return true, nil
 			}
 		}
 	}

@@ -57,6 +57,18 @@ type discovery struct {
 
 const maxMetadataSize = 1 << 20
 
+// StoreKey is the key under which a Transport whose Config.ServerURL is
+// serverURL keeps its token in the TokenStore: the server's canonical URL.
+// It lets a program look at (or delete) what was kept for a server, such
+// as a gateway waiting for a person to sign in again.
+func StoreKey(serverURL string) (string, error) {
+	u, err := url.Parse(serverURL)
+	if err != nil || !u.IsAbs() || u.Host == "" {
+		return "", fmt.Errorf("oauthclient: %q is not an absolute URL", serverURL)
+	}
+	return canonicalURL(u), nil
+}
+
 // canonicalURL is the canonical form of a server URL (MCP specification,
 // "Canonical Server URI"): lower-case scheme and host, no default port,
 // no query or fragment, no lone trailing slash.
@@ -205,18 +217,23 @@ func (t *Transport) discover(ctx context.Context, server *url.URL, ch Challenge)
 		// RFC 9728 §7.6 leaves the choice among several authorization
 		// servers to the client: take the first one that answers.
 		var asProblems []string
+		temporary := true
 		for _, issuer := range prm.AuthorizationServers {
 			as, err := t.serverMetadata(ctx, issuer, false)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, err
 				}
+				temporary = temporary && errors.Is(err, ErrTemporary)
 				asProblems = append(asProblems, err.Error())
 				continue
 			}
 			d.as = as
 			t.log.Debug("oauthclient: discovered", "server", canonicalURL(server), "resource_metadata", c, "issuer", as.Issuer, "metadata", as.source)
 			return d, nil
+		}
+		if temporary {
+			return nil, temporaryErr(nil, "no authorization server of %s could be reached: %s", canonicalURL(server), strings.Join(asProblems, "; "))
 		}
 		return nil, authErr(nil, "no usable authorization server for %s: %s", canonicalURL(server), strings.Join(asProblems, "; "))
 	}
@@ -269,6 +286,7 @@ func (t *Transport) serverMetadata(ctx context.Context, issuer string, legacy bo
 		return nil, err
 	}
 	var tried []string
+	temporary := true // every try failed in a way that may pass
 	for _, c := range asMetadataURLs(iu) {
 		var m serverMetadata
 		status, err := t.fetchJSON(ctx, c, &m)
@@ -276,10 +294,12 @@ func (t *Transport) serverMetadata(ctx context.Context, issuer string, legacy bo
 			if ctx.Err() != nil {
 				return nil, wrapAuthErr(ctx.Err(), "fetching the authorization server metadata at %s", c)
 			}
+			temporary = temporary && status == 0 // no answer, not a bad one
 			tried = append(tried, err.Error())
 			continue
 		}
 		if status != http.StatusOK {
+			temporary = temporary && (status >= 500 || status == http.StatusTooManyRequests)
 			tried = append(tried, fmt.Sprintf("%s: HTTP %d", c, status))
 			continue
 		}
@@ -299,6 +319,9 @@ func (t *Transport) serverMetadata(ctx context.Context, issuer string, legacy bo
 		return &m, nil
 	}
 	if !legacy {
+		if temporary {
+			return nil, temporaryErr(nil, "the authorization server %s could not be reached (tried %s)", issuer, strings.Join(tried, ", "))
+		}
 		return nil, authErr(nil, "the authorization server %s publishes no metadata (tried %s)", issuer, strings.Join(tried, ", "))
 	}
 	origin := originOf(iu)

@@ -28,6 +28,15 @@ var (
 	// ErrBodyNotReplayable: the request must be sent again with a token,
 	// but its body cannot be read twice.
 	ErrBodyNotReplayable = errors.New("the request body cannot be sent again")
+	// ErrSignInRequired: the authorization code grant needs a person to
+	// sign in (no token is kept, or its refresh was refused), and this
+	// Transport has no Config.Authorize to ask one: a headless client
+	// using tokens someone obtained elsewhere, such as a gateway.
+	ErrSignInRequired = errors.New("a person must sign in")
+	// ErrTemporary: the authorization server could not be reached, or
+	// answered with a server error or 429. Trying again later may work;
+	// a token whose refresh failed so is kept, not dropped.
+	ErrTemporary = errors.New("the authorization server is unavailable")
 )
 
 // authErr builds an error that matches ErrAuthorization (and reason, when
@@ -63,6 +72,12 @@ func (e *authError) Unwrap() []error {
 		errs = append(errs, e.cause)
 	}
 	return errs
+}
+
+// temporaryErr is an authError for a failure that may pass: it matches
+// ErrAuthorization and ErrTemporary, and keeps cause (which may be nil).
+func temporaryErr(cause error, format string, args ...any) error {
+	return &authError{msg: fmt.Sprintf(format, args...), reason: ErrTemporary, cause: cause}
 }
 
 // wrapAuthErr is authErr with an underlying cause (a network error, a

@@ -362,7 +362,10 @@ func (t *Transport) tokenRequest(ctx context.Context, endpoint, issuer string, f
 	grant := form.Get("grant_type")
 	resp, err := t.client.Do(req)
 	if err != nil {
-		return nil, wrapAuthErr(err, "the %s request to the token endpoint %s failed", grant, endpoint)
+		if ctx.Err() != nil {
+			return nil, wrapAuthErr(err, "the %s request to the token endpoint %s failed", grant, endpoint)
+		}
+		return nil, temporaryErr(err, "the %s request to the token endpoint %s failed", grant, endpoint)
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxMetadataSize))
@@ -373,6 +376,10 @@ func (t *Transport) tokenRequest(ctx context.Context, endpoint, issuer string, f
 		}
 		if json.Unmarshal(data, &e) == nil {
 			te.code = e.Error
+		}
+		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
+			// Not a refusal of the grant: the server is failing or busy.
+			return nil, &authError{msg: te.Error(), reason: te, cause: ErrTemporary}
 		}
 		return nil, &authError{msg: te.Error(), reason: te}
 	}

@@ -219,7 +219,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.base.RoundTrip(req) // another origin: never gets the token
 	}
 	ctx := req.Context()
-	tok := t.current(ctx, s)
+	tok, err := t.current(ctx, s)
+	if err != nil {
+		closeBody(req)
+		return nil, err
+	}
 	resp, err := t.send(req, s, tok, true)
 	if err != nil {
 		return nil, err
@@ -310,8 +314,10 @@ func (t *Transport) send(req *http.Request, s *session, tok *Token, first bool) 
 
 // current returns the token to send, loading it from the store the first
 // time and refreshing it when it has expired; nil when there is none
-// (the server will say what it wants).
-func (t *Transport) current(ctx context.Context, s *session) *Token {
+// (the server will say what it wants). It fails only when the refresh
+// failed for a reason that may pass (ErrTemporary): the token is kept for
+// the next request, and sending none would only be refused.
+func (t *Transport) current(ctx context.Context, s *session) (*Token, error) {
 	s.mu.Lock()
 	if !s.loaded {
 		s.loaded = true
@@ -326,16 +332,19 @@ func (t *Transport) current(ctx context.Context, s *session) *Token {
 	tok := s.tok
 	s.mu.Unlock()
 	if tok == nil || !tok.Expired(t.now()) {
-		return tok
+		return tok, nil
 	}
 	fresh, err := t.renew(ctx, s, renewal{stale: tok, refreshOnly: true})
 	if err != nil {
 		if !errors.Is(err, errCannotRefresh) {
 			t.log.Warn("oauthclient: cannot refresh the expired token", "server", s.key, "err", err)
 		}
-		return nil
+		if errors.Is(err, ErrTemporary) {
+			return nil, err
+		}
+		return nil, nil
 	}
-	return fresh
+	return fresh, nil
 }
 
 // renewal says why a new token is needed.
@@ -391,7 +400,7 @@ func (t *Transport) renew(ctx context.Context, s *session, r renewal) (*Token, e
 		s.mu.Lock()
 		if err == nil {
 			s.tok = tok
-		} else if !errors.Is(err, errCannotRefresh) && !isContextErr(err) && r.stale != nil && s.tok == r.stale && !r.refreshOnly {
+		} else if !errors.Is(err, errCannotRefresh) && !isContextErr(err) && !errors.Is(err, ErrTemporary) && r.stale != nil && s.tok == r.stale && !r.refreshOnly {
 			s.tok = nil // refused and not replaced: do not send it again
 		}
 		f.tok, f.err = tok, err
@@ -438,10 +447,13 @@ func (t *Transport) obtain(ctx context.Context, s *session, r renewal) (*Token, 
 		if err == nil {
 			return tok, nil
 		}
-		if isContextErr(err) {
+		if isContextErr(err) || errors.Is(err, ErrTemporary) {
+			// Not a refusal: the refresh token may well be good, so it is
+			// kept for a later try rather than replaced by a new sign-in
+			// (or, without a person, given up).
 			return nil, err
 		}
-		t.log.Info("oauthclient: refresh failed; authorizing again", "server", s.key, "err", err)
+		t.log.Info("oauthclient: refresh failed", "server", s.key, "err", err)
 		s.mu.Lock()
 		if s.tok == cur {
 			s.tok = nil
@@ -466,6 +478,16 @@ func (t *Transport) obtain(ctx context.Context, s *session, r renewal) (*Token, 
 			return t.newToken(tr, cur.Resource, cur.Issuer, cur.TokenEndpoint, id, cur.Scopes), nil
 		}
 		return nil, errCannotRefresh
+	}
+	if t.cfg.GrantType == GrantAuthorizationCode && t.cfg.Authorize == nil {
+		// Nobody to ask: fail before discovery, since registering a client
+		// (dynamic registration, with no redirect URI) would leave one at
+		// the authorization server that nobody can use, and could fail
+		// with a message that hides the real remedy, signing in.
+		if len(r.need) > 0 {
+			return nil, authErr(nil, "the server at %s asks for the scope(s) %q, which only a person signing in can grant, and this client cannot ask one (no Config.Authorize)", s.key, strings.Join(r.need, " "))
+		}
+		return nil, authErr(ErrSignInRequired, "the server at %s needs a person to sign in (no usable token is kept for it), and this client cannot ask one (no Config.Authorize)", s.key)
 	}
 
 	// Discover, unless this server was discovered already and the

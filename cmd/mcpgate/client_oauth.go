@@ -72,7 +72,7 @@ func oauthHTTPClient(endpoint string) (*http.Client, func(), error) {
 // in a browser when one can be started ($BROWSER, else xdg-open, open or
 // the Windows URL handler). The command is run without a shell.
 func openBrowser(server, authURL string) error {
-	fmt.Fprintf(os.Stderr, "To sign in to %s, open this address in a browser (mcpgate tries to open it for you):\n  %s\n", server, authURL)
+	printSignIn(server, authURL, true)
 	var argv []string
 	if b := os.Getenv("BROWSER"); b != "" {
 		first, _, _ := strings.Cut(b, string(os.PathListSeparator))
@@ -106,6 +106,15 @@ func openBrowser(server, authURL string) error {
 	}
 	go cmd.Wait()
 	return nil
+}
+
+// printSignIn shows the sign-in address on stderr, alone on its line.
+func printSignIn(server, authURL string, launching bool) {
+	also := ""
+	if launching {
+		also = " (mcpgate tries to open it for you)"
+	}
+	fmt.Fprintf(os.Stderr, "To sign in to %s, open this address in a browser%s:\n  %s\n", server, also, authURL)
 }
 
 // explainOAuth explains a failed OAuth sign-in, or returns nil.

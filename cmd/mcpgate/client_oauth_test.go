@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -37,24 +38,37 @@ func init() {
 
 // testIssuer is a minimal OAuth authorization server: metadata, dynamic
 // registration, an authorization endpoint that approves at once, a token
-// endpoint that checks PKCE and issues ES256 JWTs, and its JWKS.
+// endpoint that checks PKCE and issues ES256 JWTs (with rotating refresh
+// tokens), refreshes them unless told to refuse, and serves the client
+// credentials grant to one confidential client; and its JWKS.
 type testIssuer struct {
 	t   *testing.T
 	srv *httptest.Server
 	key *ecdsa.PrivateKey
 
-	mu         sync.Mutex
-	challenges map[string]string // code → code_challenge
-	authorized int
-	issued     int
+	mu            sync.Mutex
+	challenges    map[string]string // code → code_challenge
+	refreshTokens map[string]string // live refresh token → the resource it is for
+	authorized    int
+	issued        int
+	grants        map[string]int // token requests granted, by grant type
+	secrets       []string       // every code, access and refresh token handed out
+	ttl           time.Duration  // of access tokens; default an hour
+	refuseRefresh bool           // as if the person revoked the grant
 }
+
+// Of the client credentials grant's one client.
+const (
+	serviceClientID     = "svc"
+	serviceClientSecret = "svc-secret-a2f9"
+)
 
 func newTestIssuer(t *testing.T) *testIssuer {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	is := &testIssuer{t: t, key: key, challenges: map[string]string{}}
+	is := &testIssuer{t: t, key: key, challenges: map[string]string{}, refreshTokens: map[string]string{}, grants: map[string]int{}, ttl: time.Hour}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", is.metadata)
 	mux.HandleFunc("GET /.well-known/openid-configuration", is.metadata)
@@ -83,9 +97,9 @@ func (is *testIssuer) metadata(w http.ResponseWriter, r *http.Request) {
 		"registration_endpoint":                 u + "/register",
 		"jwks_uri":                              u + "/jwks",
 		"response_types_supported":              []string{"code"},
-		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
+		"grant_types_supported":                 []string{"authorization_code", "refresh_token", "client_credentials"},
 		"code_challenge_methods_supported":      []string{"S256"},
-		"token_endpoint_auth_methods_supported": []string{"none"},
+		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic"},
 	})
 }
 
@@ -117,8 +131,9 @@ func (is *testIssuer) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	is.mu.Lock()
 	is.authorized++
-	code := fmt.Sprintf("code-%d", is.authorized)
+	code := fmt.Sprintf("code-%d-%s", is.authorized, b64(randomBytes(8)))
 	is.challenges[code] = q.Get("code_challenge")
+	is.secrets = append(is.secrets, code)
 	is.mu.Unlock()
 	rq := ru.Query()
 	rq.Set("code", code)
@@ -127,22 +142,51 @@ func (is *testIssuer) authorize(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, ru.String(), http.StatusFound)
 }
 
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	rand.Read(b)
+	return b
+}
+
 func (is *testIssuer) token(w http.ResponseWriter, r *http.Request) {
 	r.ParseForm()
+	form := r.PostForm
 	is.mu.Lock()
-	challenge, known := is.challenges[r.PostForm.Get("code")]
-	delete(is.challenges, r.PostForm.Get("code"))
-	is.mu.Unlock()
-	sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
-	if r.PostForm.Get("grant_type") != "authorization_code" || !known || b64(sum[:]) != challenge {
-		writeJSON(w, 400, map[string]string{"error": "invalid_grant"})
+	defer is.mu.Unlock()
+	grant := form.Get("grant_type")
+	resource, sub, client := form.Get("resource"), "ada", "cli-1"
+	switch grant {
+	case "authorization_code":
+		challenge, known := is.challenges[form.Get("code")]
+		delete(is.challenges, form.Get("code"))
+		sum := sha256.Sum256([]byte(form.Get("code_verifier")))
+		if !known || b64(sum[:]) != challenge || form.Get("client_id") != client {
+			writeJSON(w, 400, map[string]string{"error": "invalid_grant"})
+			return
+		}
+	case "refresh_token":
+		was, known := is.refreshTokens[form.Get("refresh_token")]
+		if !known || is.refuseRefresh || form.Get("client_id") != client {
+			writeJSON(w, 400, map[string]string{"error": "invalid_grant", "error_description": "the grant was revoked"})
+			return
+		}
+		delete(is.refreshTokens, form.Get("refresh_token")) // rotated
+		resource = was
+	case "client_credentials":
+		id, secret, ok := r.BasicAuth()
+		if !ok || id != serviceClientID || secret != serviceClientSecret {
+			writeJSON(w, 401, map[string]string{"error": "invalid_client"})
+			return
+		}
+		sub, client = serviceClientID, serviceClientID
+	default:
+		writeJSON(w, 400, map[string]string{"error": "unsupported_grant_type"})
 		return
 	}
-	resource := r.PostForm.Get("resource")
 	now := time.Now()
 	header, _ := json.Marshal(map[string]string{"alg": "ES256", "kid": "k1", "typ": "at+jwt"})
-	claims, _ := json.Marshal(map[string]any{"iss": is.srv.URL, "aud": resource, "sub": "ada", "client_id": "cli-1",
-		"iat": now.Unix(), "exp": now.Add(time.Hour).Unix(), "scope": "tasks"})
+	claims, _ := json.Marshal(map[string]any{"iss": is.srv.URL, "aud": resource, "sub": sub, "client_id": client,
+		"iat": now.Unix(), "exp": now.Add(is.ttl).Unix(), "scope": "tasks", "jti": b64(randomBytes(8))})
 	input := b64(header) + "." + b64(claims)
 	digest := sha256.Sum256([]byte(input))
 	rs, ss, err := ecdsa.Sign(rand.Reader, is.key, digest[:])
@@ -152,10 +196,39 @@ func (is *testIssuer) token(w http.ResponseWriter, r *http.Request) {
 	sig := make([]byte, 64)
 	rs.FillBytes(sig[:32])
 	ss.FillBytes(sig[32:])
-	is.mu.Lock()
 	is.issued++
-	is.mu.Unlock()
-	writeJSON(w, 200, map[string]any{"access_token": input + "." + b64(sig), "token_type": "Bearer", "expires_in": 3600, "scope": "tasks"})
+	is.grants[grant]++
+	access := input + "." + b64(sig)
+	resp := map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": int(is.ttl / time.Second), "scope": "tasks"}
+	is.secrets = append(is.secrets, access)
+	if grant != "client_credentials" {
+		rt := "rt-" + b64(randomBytes(16))
+		is.refreshTokens[rt] = resource
+		is.secrets = append(is.secrets, rt)
+		resp["refresh_token"] = rt
+	}
+	writeJSON(w, 200, resp)
+}
+
+// set changes the issuer's behaviour under its lock.
+func (is *testIssuer) set(f func(is *testIssuer)) {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	f(is)
+}
+
+// granted is the number of tokens issued with the grant.
+func (is *testIssuer) granted(grant string) int {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	return is.grants[grant]
+}
+
+// handedOut is every secret the issuer has handed out so far.
+func (is *testIssuer) handedOut() []string {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	return slices.Clone(is.secrets)
 }
 
 func TestClientOAuth(t *testing.T) {

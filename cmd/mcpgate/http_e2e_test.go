@@ -33,8 +33,17 @@ type httpProc struct {
 
 func startHTTP(t *testing.T, args ...string) *httpProc {
 	t.Helper()
+	return startHTTPEnv(t, nil, args...)
+}
+
+// startHTTPEnv is startHTTP with extra environment.
+func startHTTPEnv(t *testing.T, env []string, args ...string) *httpProc {
+	t.Helper()
 	args = append([]string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "tasks.db")}, args...)
 	cmd := exec.Command(binary, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	errPipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
