@@ -21,6 +21,7 @@ import (
 	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/taskstore"
+	"github.com/mcpgate/mcpgate/toolsearch"
 )
 
 // serveGateway serves the upstreams of a configuration file (and the
@@ -55,6 +56,18 @@ func serveGateway(ctx context.Context, f serveFlags) error {
 		}
 		defer a.Close()
 		opts.Audit = a
+	}
+	if e := cfg.ToolSearch.Embeddings; e != nil {
+		eo := &toolsearch.EmbedOptions{Embedder: &toolsearch.OpenAIEmbedder{Endpoint: e.URL, Model: e.Model, APIKey: e.APIKey}, Logger: slog.Default()}
+		if e.Cache != "" {
+			c, err := toolsearch.OpenCache(e.Cache)
+			if err != nil {
+				return fmt.Errorf("opening the embeddings cache: %w", err)
+			}
+			defer c.Close()
+			eo.Cache = c
+		}
+		opts.Embedder = eo // search keeps to BM25 while the endpoint is down
 	}
 	var reg *prometheus.Registry
 	if f.metricsAddr != "" {
