@@ -126,11 +126,15 @@ func (g *Gateway) callToolMeta(ctx context.Context, req *mcp.CallToolRequest, in
 	if err != nil {
 		return errResult(fmt.Sprintf("Unknown tool %q. Use search_tools to find tools and their names.", in.Name)), nil, nil
 	}
-	args, err := jsonv2.Marshal(in.Arguments)
-	if err != nil {
+	// The arguments go on as the client wrote them (member order too).
+	var raw struct {
+		Arguments jsontext.Value `json:"arguments"`
+	}
+	if err := jsonv2.Unmarshal(req.Params.Arguments, &raw, jsonv2.RejectUnknownMembers(false)); err != nil {
 		return nil, nil, err
 	}
-	if in.Arguments == nil {
+	args := raw.Arguments
+	if len(args) == 0 || string(args) == "null" {
 		args = jsontext.Value("{}")
 	}
 	if problems := g.validators.check(t, args); problems != "" {
