@@ -22,8 +22,8 @@ import (
 // runs apart from the downstream request that started it. When the
 // upstream asks, the call is parked: the client gets the question, and a
 // requestState naming the parked call (the library signs it and binds it
-// to the caller, the tool and its arguments; the gateway checks the
-// caller and the tool again, as the state outlives the call). The
+// to the caller, the tool and its arguments; the gateway checks them
+// again against the parked call, so that its id alone resumes nothing). The
 // client's next call hands the answer to the waiting upstream and waits
 // for what it does next: the result, or another question. A call not
 // resumed within the input window is cancelled upstream.
@@ -348,7 +348,7 @@ func (c *relayCall) ask(ctx context.Context, in *mcp.InputRequest) (any, error) 
 	select {
 	case c.events <- relayEvent{ask: a}:
 	case <-c.gone:
-		return nil, errCallGone(in.Method)
+		return nil, withdrawn(ctx, in.Method)
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -356,9 +356,27 @@ func (c *relayCall) ask(ctx context.Context, in *mcp.InputRequest) (any, error) 
 	case v := <-a.reply:
 		return v, nil
 	case <-c.gone:
-		return nil, errCallGone(in.Method)
+		return nil, withdrawn(ctx, in.Method)
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// withdrawGrace is how long the question of a cancelled call waits for
+// the server to withdraw it.
+const withdrawGrace = 5 * time.Second
+
+// withdrawn waits for the server to withdraw the question of a call just
+// cancelled there: an answer sent at once would race the cancellation
+// to the server, whose handler would then carry on with the error.
+func withdrawn(ctx context.Context, method string) error {
+	t := time.NewTimer(withdrawGrace)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return errCallGone(method)
 	}
 }
 
@@ -404,54 +422,4 @@ func parseRelayState(b []byte) (id string, round int, ok bool) {
 	id, n, ok := strings.Cut(rest, ":")
 	round, err := strconv.Atoi(n)
 	return id, round, ok && err == nil
-}
-
-type clockKey struct{}
-
-// callClock is the timeout of an upstream call that can be parked: it
-// stops while the call waits for its client, whose person may take
-// longer to answer than the server is given to work.
-type callClock struct {
-	mu      sync.Mutex
-	left    time.Duration
-	since   time.Time
-	timer   *time.Timer
-	expired func()
-}
-
-// callContext bounds an upstream call by the upstream's timeout, on the
-// call's clock where it has one.
-func (u *upstream) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	clk, ok := ctx.Value(clockKey{}).(*callClock)
-	if !ok {
-		return context.WithTimeoutCause(ctx, u.timeout(), errCallTimeout)
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	clk.mu.Lock()
-	clk.left, clk.expired = u.timeout(), func() { cancel(errCallTimeout) }
-	clk.mu.Unlock()
-	clk.resume()
-	return ctx, func() {
-		clk.pause()
-		cancel(context.Canceled)
-	}
-}
-
-func (clk *callClock) pause() {
-	clk.mu.Lock()
-	defer clk.mu.Unlock()
-	if clk.timer != nil && clk.timer.Stop() {
-		clk.left -= time.Since(clk.since)
-	}
-	clk.timer = nil
-}
-
-func (clk *callClock) resume() {
-	clk.mu.Lock()
-	defer clk.mu.Unlock()
-	if clk.expired == nil || clk.timer != nil {
-		return
-	}
-	clk.since = time.Now()
-	clk.timer = time.AfterFunc(max(clk.left, 0), clk.expired)
 }
