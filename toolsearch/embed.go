@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -473,9 +474,22 @@ func (v *vectorSet) store(jobs []embedJob, vecs map[textHash][]float32, final bo
 }
 
 // query embeds a query, or returns nil (BM25 alone) when the endpoint
-// fails, is slow, or failed lately.
+// fails, is slow, or failed lately, or when no tool has a vector yet.
 func (v *vectorSet) query(ctx context.Context, text string) []float32 {
 	if v.e == nil {
+		return nil
+	}
+	v.mu.RLock()
+	none := len(v.byHash) == 0
+	v.mu.RUnlock()
+	if none {
+		// A query's vector would meet none, so the search is not made to
+		// wait for it; but if the tools' embedding stopped on a failure,
+		// the search retries it once the pause is over, as an update
+		// would.
+		v.mu.Lock()
+		v.kickLocked()
+		v.mu.Unlock()
 		return nil
 	}
 	ok, probe := v.admit()
@@ -609,30 +623,66 @@ func (v *vectorSet) nearest(qvec []float32, docs []*doc, allow func(string) bool
 	if len(qvec) == 0 || n <= 0 {
 		return nil
 	}
-	top := make(topN, 0, n)
 	v.mu.RLock()
+	defer v.mu.RUnlock()
+	// The candidates first, in this goroutine: allow is the caller's, and
+	// need not be safe for concurrent use.
+	ids := make([]int32, 0, min(len(docs), len(v.slots)))
 	for id, d := range docs {
 		if d == nil || id >= len(v.slots) {
 			continue
 		}
-		s := &v.slots[id]
-		if s.gen != d.gen || len(s.vec) != len(qvec) {
-			continue
-		}
-		score := float64(dot(qvec, s.vec))
-		if score <= 0 || len(top) == n && score <= top[0].score {
+		if s := &v.slots[id]; s.gen != d.gen || len(s.vec) != len(qvec) {
 			continue
 		}
 		if allow != nil && !allow(d.key) {
 			continue
 		}
-		top.push(scored{int32(id), score}, n)
+		ids = append(ids, int32(id))
 	}
-	v.mu.RUnlock()
-	slices.SortFunc(top, func(a, b scored) int {
+	// A scan is about a nanosecond a dimension per tool (Go does not
+	// vectorise the products): 10,000 tools of 768 dimensions take
+	// milliseconds, which a large catalog's searches share out among the
+	// processors.
+	parts := min(runtime.GOMAXPROCS(0), len(ids)*len(qvec)/parallelScan)
+	if parts <= 1 {
+		return v.scan(qvec, ids, n).sorted()
+	}
+	tops := make([]topN, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := p*len(ids)/parts, (p+1)*len(ids)/parts
+		wg.Go(func() { tops[p] = v.scan(qvec, ids[lo:hi], n) })
+	}
+	wg.Wait()
+	all := slices.Concat(tops...)
+	all = all.sorted()
+	return all[:min(n, len(all))]
+}
+
+// parallelScan is the work (tools × dimensions) of a scan worth a
+// goroutine: about a millisecond.
+var parallelScan = 1 << 20
+
+// scan returns the best n of ids by dot product with qvec; v.mu is held.
+func (v *vectorSet) scan(qvec []float32, ids []int32, n int) topN {
+	top := make(topN, 0, min(n, len(ids)))
+	for _, id := range ids {
+		score := float64(dot(qvec, v.slots[id].vec))
+		if score <= 0 || len(top) == n && score <= top[0].score {
+			continue
+		}
+		top.push(scored{id, score}, n)
+	}
+	return top
+}
+
+// sorted orders h best first, ties by id, so that results are stable.
+func (h topN) sorted() topN {
+	slices.SortFunc(h, func(a, b scored) int {
 		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.id, b.id))
 	})
-	return top
+	return h
 }
 
 // topN is a min-heap of the best n scores seen.

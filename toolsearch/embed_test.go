@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -511,8 +512,8 @@ func boundedSearch(t *testing.T, ix *Index, q Query) []Hit {
 	}
 }
 
-// An endpoint that is down, failing, or hanging leaves search answering
-// with BM25 alone.
+// An endpoint that goes down, fails, or hangs leaves search answering
+// with BM25 alone, at once after the first failure.
 func TestEndpointFailureFallsBack(t *testing.T) {
 	lexical := New(nil)
 	addTravel(lexical)
@@ -521,40 +522,34 @@ func TestEndpointFailureFallsBack(t *testing.T) {
 		t.Fatal("BM25 found nothing")
 	}
 	for _, tc := range []struct {
-		name  string
-		setup func(f *fakeEndpoint)
-		log   string
+		name    string
+		breakIt func(f *fakeEndpoint)
+		log     string
 	}{
 		{"closed", func(f *fakeEndpoint) { f.srv.Close() }, "connection refused"},
 		{"500", func(f *fakeEndpoint) { f.fail(500, `{"error": {"message": "model crashed"}}`) }, "500 Internal Server Error: model crashed"},
-		{"401", func(f *fakeEndpoint) { f.set(func() { f.key = "sk-right-key" }) }, "401 Unauthorized: Incorrect API key provided"},
+		{"401", func(f *fakeEndpoint) { f.set(func() { f.key = "sk-rotated-key" }) }, "401 Unauthorized: Incorrect API key provided"},
 		{"hangs", func(f *fakeEndpoint) { f.set(func() { f.hang = make(chan struct{}) }) }, "deadline exceeded"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeEndpoint(t)
-			tc.setup(f)
-			hang := f.hang
-			if hang != nil {
-				t.Cleanup(func() { close(hang) }) // before the server closes
-			}
 			var log syncBuffer
-			o := EmbedOptions{QueryTimeout: 100 * time.Millisecond}
 			e := f.embedder()
-			if e.APIKey != "" {
-				e.APIKey = "sk-wrong-key"
-			}
-			o.Embedder = e
-			o.QueryPrefix = "query: "
-			o.Logger = slog.New(slog.NewTextHandler(&log, nil))
-			ix := New(&Options{Embedder: &o})
+			e.APIKey = "sk-old-key"
+			ix := New(&Options{Embedder: &EmbedOptions{
+				Embedder: e, QueryPrefix: "query: ", QueryTimeout: 100 * time.Millisecond,
+				Logger: slog.New(slog.NewTextHandler(&log, nil)),
+			}})
 			addTravel(ix)
+			settle(t, ix)
+			tc.breakIt(f)
+			if f.hang != nil {
+				t.Cleanup(func() { close(f.hang) }) // before the server closes
+			}
 			for range 3 {
 				if got := names(boundedSearch(t, ix, Query{Text: "book a hotel room"})); !slices.Equal(got, want) {
 					t.Errorf("search = %q, want BM25's %q", got, want)
 				}
-			}
-			if hang == nil {
-				settle(t, ix)
 			}
 			logs := log.String()
 			if n := strings.Count(logs, "embedding endpoint failed"); n != 1 {
@@ -563,58 +558,100 @@ func TestEndpointFailureFallsBack(t *testing.T) {
 			if !strings.Contains(logs, tc.log) {
 				t.Errorf("log lacks %q:\n%s", tc.log, logs)
 			}
-			if strings.Contains(logs, "sk-wrong-key") {
+			if strings.Contains(logs, "sk-old-key") {
 				t.Errorf("log shows the API key:\n%s", logs)
 			}
 		})
 	}
 }
 
-// After a failure the endpoint is left alone for a pause that doubles
-// while it keeps failing, and once it answers, what waited is embedded.
-func TestEndpointBackoff(t *testing.T) {
+// An endpoint down from the start leaves the tools without vectors and
+// search with BM25 alone, not waiting for the endpoint at all; once the
+// pause is over a search starts the embedding again.
+func TestEndpointDownAtStart(t *testing.T) {
 	f := newFakeEndpoint(t)
 	f.fail(503, `{"error": {"message": "loading model"}}`)
 	var log syncBuffer
 	ix := hybrid(f, EmbedOptions{}, &log)
 	var clock fakeClock
-	clock.advance(time.Hour)
 	ix.vectors.now = clock.now
 	addTravel(ix)
 	settle(t, ix)
 	requests := func() int { n, _, _ := f.counts(); return n }
 	if n := requests(); n != 1 {
-		t.Fatalf("%d requests before the first failure was known, want 1", n)
+		t.Fatalf("%d requests before the failure was known, want 1", n)
 	}
+	q := Query{Text: "automobile hire"}
+	for range 3 {
+		if hits := boundedSearch(t, ix, q); len(hits) != 0 {
+			t.Errorf("search = %q while no tool has a vector", names(hits))
+		}
+	}
+	settle(t, ix)
+	if n := requests(); n != 1 {
+		t.Errorf("%d requests during the pause", n-1)
+	}
+	f.fail(0, "")
+	clock.advance(backoffMin)
+	ix.Search(context.Background(), q) // starts the embedding again
+	settle(t, ix)
+	if _, docs, queries := f.counts(); docs != 4 || queries != 0 {
+		t.Errorf("%d tool texts and %d queries embedded, want 4 and 0", docs, queries)
+	}
+	if hits := ix.Search(context.Background(), q); len(hits) == 0 || hits[0].Name != "rent_vehicle" {
+		t.Errorf("search = %q after the endpoint came back, want rent_vehicle first", names(hits))
+	}
+	if logs := log.String(); strings.Count(logs, "embedding endpoint failed") != 1 || strings.Count(logs, "embedding endpoint answers again") != 1 {
+		t.Errorf("want one line for each change of state:\n%s", logs)
+	}
+}
+
+// After a failure the endpoint is left alone for a pause that doubles
+// while it keeps failing; once it answers, what waited is embedded.
+func TestEndpointBackoff(t *testing.T) {
+	f := newFakeEndpoint(t)
+	var log syncBuffer
+	ix := hybrid(f, EmbedOptions{}, &log)
+	var clock fakeClock
+	ix.vectors.now = clock.now
+	addTravel(ix)
+	settle(t, ix)
+	requests := func() int { n, _, _ := f.counts(); return n }
+	base := requests()
+	f.fail(503, `{"error": {"message": "loading model"}}`)
 	q := Query{Text: "automobile hire"}
 	for range 5 {
 		if hits := ix.Search(context.Background(), q); len(hits) != 0 {
 			t.Errorf("search = %q while the endpoint fails", names(hits))
 		}
 	}
-	if n := requests(); n != 1 {
-		t.Errorf("%d requests during the pause, want none after the first", n-1)
+	if n := requests() - base; n != 1 {
+		t.Errorf("%d requests, want 1: none during the pause", n)
 	}
+	// A tool added meanwhile waits.
+	ix.SetServer("cars", []Entry{{Tool: tool("car_wash", "Wash a car.")}})
+	settle(t, ix)
 	clock.advance(backoffMin + time.Second)
 	ix.Search(context.Background(), q) // the probe, which fails
 	ix.Search(context.Background(), q)
-	if n := requests(); n != 2 {
-		t.Errorf("%d requests after the first pause, want 1", n-1)
+	if n := requests() - base; n != 2 {
+		t.Errorf("%d requests after the first pause, want 2", n)
 	}
 	clock.advance(backoffMin + time.Second) // the pause is now twice as long
 	ix.Search(context.Background(), q)
-	if n := requests(); n != 2 {
+	ix.SetServer("cars", []Entry{{Tool: tool("car_wash", "Wash a car.")}})
+	settle(t, ix)
+	if n := requests() - base; n != 2 {
 		t.Errorf("%d requests during the second pause", n-2)
 	}
 	f.fail(0, "")
 	clock.advance(backoffMin)
-	ix.Search(context.Background(), q) // the probe, which succeeds and starts the worker
-	settle(t, ix)
-	if _, docs, _ := f.counts(); docs != 4 {
-		t.Errorf("%d tool texts embedded after the endpoint came back, want 4", docs)
-	}
 	if hits := ix.Search(context.Background(), q); len(hits) == 0 || hits[0].Name != "rent_vehicle" {
-		t.Errorf("search = %q after the endpoint came back, want rent_vehicle first", names(hits))
+		t.Errorf("search = %q once the endpoint answers, want rent_vehicle first", names(hits))
+	}
+	settle(t, ix)
+	if hits := ix.Search(context.Background(), Query{Text: "automobile", K: 2}); !slices.Contains(names(hits), "car_wash") {
+		t.Errorf("search = %q, want car_wash, embedded once the endpoint answered", names(hits))
 	}
 	logs := log.String()
 	if strings.Count(logs, "embedding endpoint failed") != 1 || strings.Count(logs, "embedding endpoint answers again") != 1 {
@@ -724,6 +761,31 @@ func TestNearest(t *testing.T) {
 	}
 	if got := ix.vectors.nearest(normalize(fakeEmbedding("car")[:10]), ix.docs, nil, 10); len(got) != 0 {
 		t.Errorf("nearest of a query of other dimensions = %v", got)
+	}
+}
+
+// A scan shared out among goroutines finds what one goroutine does.
+func TestNearestParallel(t *testing.T) {
+	ix := New(&Options{Embedder: &EmbedOptions{Embedder: randomEmbedder{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
+	var es []Entry
+	for i := range 500 {
+		es = append(es, Entry{Tool: tool(fmt.Sprintf("t%d", i), fmt.Sprintf("Tool number %d", i))})
+	}
+	ix.SetServer("s", es)
+	settle(t, ix)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	defer func(old int) { parallelScan = old }(parallelScan)
+	vecs, _ := randomEmbedder{}.Embed(context.Background(), []string{"a", "b", "c"})
+	for _, q := range vecs {
+		q = normalize(q)
+		allow := func(name string) bool { return !strings.HasSuffix(name, "7") }
+		parallelScan = 1 << 62
+		one := ix.vectors.nearest(q, ix.docs, allow, 50)
+		parallelScan = 1
+		many := ix.vectors.nearest(q, ix.docs, allow, 50)
+		if len(one) != 50 || !slices.Equal(one, many) {
+			t.Errorf("parallel scan found %v, one goroutine %v", many, one)
+		}
 	}
 }
 
