@@ -14,7 +14,8 @@ FUZZ_TARGETS := \
 	./mcphttp:FuzzPOST \
 	./mcphttp:FuzzSSEReader \
 	./auth/oauthclient:FuzzParseWWWAuthenticate \
-	./gateway/config:FuzzParse
+	./gateway/config:FuzzParse \
+	./toolsearch:FuzzSearch
 
 .PHONY: eval-search test deps vet unit fuzz conformance conformance-next build bench interop
 
