@@ -129,20 +129,10 @@ func (l *limiter) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// toolName reads params.name without decoding the arguments; a call
-// through the call_tool meta-tool counts as a call of the tool it names.
+// toolName is the tool a tools/call calls (see calledTool).
 func toolName(req *mcp.Request) string {
-	var p struct {
-		Name      string `json:"name"`
-		Arguments struct {
-			Name string `json:"name"`
-		} `json:"arguments"`
-	}
-	jsonUnmarshal(req.RawParams, &p)
-	if p.Name == MetaCallTool && p.Arguments.Name != "" {
-		return p.Arguments.Name
-	}
-	return p.Name
+	call, _ := calledTool(req.RawParams)
+	return call.Name
 }
 
 func (l *limiter) admit(tenant, who, tool string) (func(), error) {

@@ -48,6 +48,7 @@ func (g *Gateway) shapeList(ctx context.Context, res any) (any, error) {
 		return nil, err
 	}
 	out := make([]any, 0, len(page.Tools))
+	modes := map[string]string{} // by server, for this page
 	for _, raw := range page.Tools {
 		var head struct {
 			Name        string               `json:"name"`
@@ -59,15 +60,17 @@ func (g *Gateway) shapeList(ctx context.Context, res any) (any, error) {
 			out = append(out, raw)
 			continue
 		}
-		server := ""
-		if u := g.owner(head.Name); u != nil {
-			server = u.cfg.Name
-		}
-		if server == "" { // the gateway's own tools, meta-tools included
+		u := g.owner(head.Name)
+		if u == nil { // the gateway's own tools, meta-tools included
 			out = append(out, raw)
 			continue
 		}
-		switch g.listingFor(ctx, server) {
+		mode, ok := modes[u.cfg.Name]
+		if !ok {
+			mode = g.listingFor(ctx, u.cfg.Name)
+			modes[u.cfg.Name] = mode
+		}
+		switch mode {
 		case config.ListingSearch:
 			if g.pinned(head.Name) {
 				out = append(out, raw)
@@ -131,14 +134,7 @@ func examplesOf(t *mcp.Tool) []any {
 	}
 	schema, _ := t.InputSchema.(map[string]any)
 	props, _ := schema["properties"].(map[string]any)
-	required := map[string]bool{}
-	if req, ok := schema["required"].([]any); ok {
-		for _, r := range req {
-			if s, ok := r.(string); ok {
-				required[s] = true
-			}
-		}
-	}
+	required := requiredSet(schema)
 	ex := map[string]any{}
 	for name, p := range props {
 		if !required[name] {
@@ -147,6 +143,18 @@ func examplesOf(t *mcp.Tool) []any {
 		ex[name] = placeholder(p)
 	}
 	return []any{ex}
+}
+
+// requiredSet is the names a schema's "required" lists.
+func requiredSet(schema map[string]any) map[string]bool {
+	out := map[string]bool{}
+	req, _ := schema["required"].([]any)
+	for _, r := range req {
+		if s, ok := r.(string); ok {
+			out[s] = true
+		}
+	}
+	return out
 }
 
 func placeholder(p any) any {
@@ -176,18 +184,20 @@ func placeholder(p any) any {
 	case "object":
 		return map[string]any{}
 	default:
-		return "<" + cmpOr(m["description"], "string") + ">"
+		return "<" + placeholderText(m["description"]) + ">"
 	}
 }
 
-func cmpOr(v any, def string) string {
-	if s, ok := v.(string); ok && s != "" {
-		if r := []rune(firstLine(s)); len(r) > 40 {
-			return string(r[:40])
-		}
-		return firstLine(s)
+// placeholderText is a parameter's description cut short, or "string".
+func placeholderText(desc any) string {
+	s, _ := desc.(string)
+	if s == "" {
+		return "string"
 	}
-	return def
+	if r := []rune(firstLine(s)); len(r) > 40 {
+		return string(r[:40])
+	}
+	return firstLine(s)
 }
 
 // documentation renders a tool in Markdown: its description, then its
@@ -207,14 +217,7 @@ func documentation(t *mcp.Tool) string {
 		b.WriteString("No parameters.\n")
 		return b.String()
 	}
-	required := map[string]bool{}
-	if req, ok := schema["required"].([]any); ok {
-		for _, r := range req {
-			if s, ok := r.(string); ok {
-				required[s] = true
-			}
-		}
-	}
+	required := requiredSet(schema)
 	names := make([]string, 0, len(props))
 	for n := range props {
 		names = append(names, n)

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -154,6 +155,27 @@ func addTool[In, Out any](s *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, O
 	}()
 	mcp.AddTool(s, t, h)
 	return nil
+}
+
+// toolCall is the part of tools/call params the gateway reads itself.
+type toolCall struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// calledTool reads the tool a tools/call calls and its arguments: for a
+// call through call_tool, the tool it names (via), so that limits, logs
+// and the audit record count the tool that runs.
+func calledTool(params []byte) (call toolCall, via bool) {
+	jsonUnmarshal(params, &call)
+	if call.Name != MetaCallTool {
+		return call, false
+	}
+	var inner toolCall
+	if jsonUnmarshal(call.Arguments, &inner) != nil || inner.Name == "" {
+		return call, false
+	}
+	return inner, true
 }
 
 func textResult(s string) *mcp.CallToolResult {

@@ -34,24 +34,14 @@ func (g *Gateway) requestLog(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		// The params of a tool call are decoded and sanitized once, for
 		// the log and the audit record alike.
-		var call struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		}
+		var call toolCall
 		var args any
 		tool, upstream := "", ""
 		if req.Method == "tools/call" {
-			jsonUnmarshal(req.RawParams, &call)
-			if call.Name == MetaCallTool {
-				// Through the meta-tool: the record is of the tool it called.
-				var inner struct {
-					Name      string          `json:"name"`
-					Arguments json.RawMessage `json:"arguments"`
-				}
-				if jsonUnmarshal(call.Arguments, &inner) == nil && inner.Name != "" {
-					call.Name, call.Arguments = inner.Name, inner.Arguments
-					attrs = append(attrs, slog.String("via", MetaCallTool))
-				}
+			var via bool
+			call, via = calledTool(req.RawParams)
+			if via {
+				attrs = append(attrs, slog.String("via", MetaCallTool))
 			}
 			args = sanitize(call.Arguments)
 			tool = "unknown" // a bounded label for names we do not publish

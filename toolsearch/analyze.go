@@ -46,8 +46,9 @@ func words(s string, out []string) []string {
 			if unicode.IsUpper(r) && b.Len() > 0 {
 				next, _ := utf8.DecodeRuneInString(s[i+utf8.RuneLen(r):])
 				// A lower-case letter before, or a capital followed by a
-				// lower-case letter after a run of capitals, starts a word.
-				if unicode.IsLower(prev) || unicode.IsUpper(prev) && unicode.IsLower(next) {
+				// lower-case letter after a run of capitals or a digit
+				// ("EC2Instance"), starts a word.
+				if unicode.IsLower(prev) || (unicode.IsUpper(prev) || unicode.IsDigit(prev)) && unicode.IsLower(next) {
 					flush()
 				}
 			}
@@ -138,6 +139,9 @@ func (a *analyzer) pairs(s string, out []string, learn bool) []string {
 	for i := 0; i+1 < len(ws); i++ {
 		if isStop(ws[i]) || isStop(ws[i+1]) || !alpha(ws[i]) || !alpha(ws[i+1]) {
 			continue
+		}
+		if len(ws[i+1]) > len(ws[i]) && strings.HasSuffix(ws[i+1], ws[i]) {
+			continue // a run's last part beside the whole run, as words gives it
 		}
 		out = append(out, a.stem(ws[i]+ws[i+1], learn))
 	}

@@ -29,7 +29,6 @@ type Index struct {
 	df       map[string]int       // live docs per term
 	fieldLen [numFields]float64   // total length of each field over live docs
 	live     int
-	servers  map[string]*serverInfo
 	implied  map[string][]expansion // query term → terms it implies
 
 	related *coCalls
@@ -116,10 +115,6 @@ type posting struct {
 	tf  *[numFields]uint16
 }
 
-type serverInfo struct {
-	docs int
-}
-
 // New returns an empty index.
 func New(opts *Options) *Index {
 	ix := &Index{
@@ -128,7 +123,6 @@ func New(opts *Options) *Index {
 		byServer: map[string][]int32{},
 		postings: map[string][]posting{},
 		df:       map[string]int{},
-		servers:  map[string]*serverInfo{},
 		related:  newCoCalls(),
 	}
 
@@ -162,7 +156,6 @@ func (w *Weights) of(f int) float64 {
 // SetServer replaces every tool of server with entries (none removes the
 // server). Entries' Server fields are set to server.
 func (ix *Index) SetServer(server string, entries []Entry) {
-	built := make([]*doc, 0, len(entries))
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	// removeLocked edits byServer[server] in place: walk a copy.
@@ -170,36 +163,26 @@ func (ix *Index) SetServer(server string, entries []Entry) {
 		ix.removeLocked(id)
 	}
 	delete(ix.byServer, server)
-	delete(ix.servers, server)
-	for i := range entries {
-		e := entries[i]
-		e.Server = server
-		if e.Tool == nil {
-			continue
-		}
-		d := ix.buildDoc(&e)
-		if old, ok := ix.byName[d.key]; ok {
-			ix.removeLocked(old) // the same name from another server: last one wins
-		}
-		ix.addLocked(d)
-		built = append(built, d)
-	}
-	if len(built) > 0 {
-		ix.servers[server] = &serverInfo{docs: len(built)}
-	}
-	ix.compactLocked()
-	if ix.vectors != nil {
-		ix.vectors.want(built)
-	}
+	ix.addEntriesLocked(entries, &server)
 }
 
 // Add indexes entries, replacing any with the same names.
 func (ix *Index) Add(entries ...Entry) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	var built []*doc
+	ix.addEntriesLocked(entries, nil)
+}
+
+// addEntriesLocked indexes entries (under server, when set), each
+// replacing any tool of the same name, whatever its server: the last one
+// wins.
+func (ix *Index) addEntriesLocked(entries []Entry, server *string) {
+	built := make([]*doc, 0, len(entries))
 	for i := range entries {
 		e := entries[i]
+		if server != nil {
+			e.Server = *server
+		}
 		if e.Tool == nil {
 			continue
 		}
@@ -208,12 +191,6 @@ func (ix *Index) Add(entries ...Entry) {
 			ix.removeLocked(old)
 		}
 		ix.addLocked(d)
-		si := ix.servers[d.server]
-		if si == nil {
-			si = &serverInfo{}
-			ix.servers[d.server] = si
-		}
-		si.docs++
 		built = append(built, d)
 	}
 	ix.compactLocked()
@@ -286,9 +263,6 @@ func (ix *Index) removeLocked(id int32) {
 	}
 	if ids := ix.byServer[d.server]; ids != nil {
 		ix.byServer[d.server] = slices.DeleteFunc(ids, func(x int32) bool { return x == id })
-		if si := ix.servers[d.server]; si != nil {
-			si.docs--
-		}
 	}
 	ix.live--
 }

@@ -3,6 +3,7 @@ package toolsearch
 import (
 	"cmp"
 	"context"
+	"maps"
 	"math"
 	"slices"
 
@@ -144,7 +145,10 @@ func (ix *Index) bm25(text string) map[int32]float64 {
 	k1 := ix.opts.K1
 	scores := map[int32]float64{}
 	qt := ix.queryTerms(text)
-	for term, qw := range qt {
+	// In a fixed order: floating-point sums in map order differ in the
+	// last digits from run to run, and ties would swap places.
+	for _, term := range slices.Sorted(maps.Keys(qt)) {
+		qw := qt[term]
 		if ix.df[term] == 0 {
 			continue
 		}
