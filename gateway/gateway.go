@@ -8,6 +8,7 @@ package gateway
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -138,7 +139,7 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 	if g.audit != nil {
 		g.learnFromAudit(context.Background())
 	}
-	g.relays = newRelays(opts.InputWindow, opts.Server.StateTTL, g.logger)
+	g.relays = newRelays(cmp.Or(opts.InputWindow, time.Duration(cfg.Limits.InputWindow)), opts.Server.StateTTL, g.logger)
 	g.tokenStore = opts.TokenStore
 	so.Middleware = append([]mcp.Middleware{g.requestLog, g.limiter.middleware, g.listMiddleware}, so.Middleware...)
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "mcpgate", Version: g.version}, &so)
@@ -279,18 +280,23 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	}
 	server := u.cfg.Name
 	u = g.forTenant(ctx, u)
-	if req.Request.ProtocolVersion() == mcp.ModernVersion {
-		return g.callToolModern(ctx, u, server, orig, req)
+	run := func(ctx context.Context, cs *mcp.ClientSession) (*mcp.CallToolResult, error) {
+		return cs.CallToolParams(ctx, &mcp.CallToolParams{Name: orig, Arguments: req.Params.Arguments})
 	}
 	var res *mcp.CallToolResult
-	err := u.do(ctx, req.Request, func(ctx context.Context, cs *mcp.ClientSession) error {
-		ctx = mcp.WithProgress(ctx, func(p *mcp.ProgressNotificationParams) {
-			req.NotifyProgress(p.Progress, p.Total, p.Message)
+	var err error
+	if req.Request.ProtocolVersion() == mcp.ModernVersion {
+		res, err = relayModern(g, ctx, u, server, req.Request, req.Params.Name, req.Params.Arguments, run)
+	} else {
+		err = u.do(ctx, req.Request, func(ctx context.Context, cs *mcp.ClientSession) error {
+			ctx = mcp.WithProgress(ctx, func(p *mcp.ProgressNotificationParams) {
+				req.NotifyProgress(p.Progress, p.Total, p.Message)
+			})
+			var err error
+			res, err = run(ctx, cs)
+			return err
 		})
-		var err error
-		res, err = cs.CallToolParams(ctx, &mcp.CallToolParams{Name: orig, Arguments: req.Params.Arguments})
-		return err
-	})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -324,12 +330,10 @@ func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mc
 	if orig == "" {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: unknown prompt %q; call prompts/list to see the available prompts", req.Params.Name)
 	}
+	server := u.cfg.Name
 	u = g.forTenant(ctx, u)
-	var res *mcp.GetPromptResult
-	err := u.do(ctx, req.Request, func(ctx context.Context, cs *mcp.ClientSession) error {
-		var err error
-		res, err = cs.GetPrompt(ctx, orig, req.Params.Arguments)
-		return err
+	res, err := viaUpstream(g, ctx, u, server, req.Request, req.Params.Name, req.Params.Arguments, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
+		return cs.GetPrompt(ctx, orig, req.Params.Arguments)
 	})
 	if err != nil {
 		return nil, err
@@ -357,12 +361,10 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 	if u == nil {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
+	server := u.cfg.Name
 	u = g.forTenant(ctx, u)
-	var res *mcp.ReadResourceResult
-	err := u.do(ctx, req.Request, func(ctx context.Context, cs *mcp.ClientSession) error {
-		var err error
-		res, err = cs.ReadResource(ctx, orig)
-		return err
+	res, err := viaUpstream(g, ctx, u, server, req.Request, req.Params.URI, nil, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
+		return cs.ReadResource(ctx, orig)
 	})
 	if err != nil {
 		return nil, err
@@ -373,6 +375,30 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 		}
 	}
 	return res, nil
+}
+
+// viaUpstream runs a prompts/get or resources/read upstream: through a
+// relay for a 2026-07-28 client, so that what the upstream asks in the
+// middle reaches the client as input_required; in the request itself
+// for a legacy one, whose client is asked directly.
+func viaUpstream[T any](g *Gateway, ctx context.Context, u *upstream, server string, r *mcp.Request, target string, args any, run func(context.Context, *mcp.ClientSession) (*T, error)) (*T, error) {
+	if r.ProtocolVersion() == mcp.ModernVersion {
+		b, err := json.Marshal(args) // maps marshal sorted: one digest per argument set
+		if err != nil {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %v", err)
+		}
+		return relayModern(g, ctx, u, server, r, target, b, run)
+	}
+	var res *T
+	err := u.do(ctx, r, func(ctx context.Context, cs *mcp.ClientSession) error {
+		ctx = mcp.WithProgress(ctx, func(p *mcp.ProgressNotificationParams) {
+			r.NotifyProgress(p.Progress, p.Total, p.Message)
+		})
+		var err error
+		res, err = run(ctx, cs)
+		return err
+	})
+	return res, err
 }
 
 // complete routes completion/complete by the prompt or template it names.

@@ -12,10 +12,11 @@ import (
 // asked of the downstream client whose call it is serving, and the answer
 // goes back upstream; the ids of each hop are the hop's own. A legacy
 // client is sent a real request on that call's stream. A 2026-07-28
-// client cannot be asked in the middle of a call: its tool call is parked
-// and answered with input_required, and its next call brings the answer
-// (relay_modern.go). Its prompts and reads cannot wait like that, so what
-// their upstream asks is refused with an error saying why.
+// client cannot be asked in the middle of a request: its tool call,
+// prompts/get or resources/read is parked and answered with
+// input_required, and its next request brings the answer
+// (relay_modern.go). Its other requests (completion) cannot take input,
+// so what their upstream asks is refused with an error saying why.
 
 // relayTarget finds the downstream request to ask: a legacy one, or the
 // parked call of a 2026-07-28 one (c).
@@ -26,7 +27,7 @@ func (u *upstream) relayTarget(ctx context.Context, method string) (r *mcp.Reque
 	}
 	if r.ProtocolVersion() == mcp.ModernVersion {
 		if c = u.g.relays.byRequest(r); c == nil {
-			return nil, nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcpgate: the client of this request speaks 2026-07-28, and only its tool calls can wait through the gateway for its answer to %s", method)
+			return nil, nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcpgate: the client of this request speaks 2026-07-28, and only its tools/call, prompts/get and resources/read can wait through the gateway for its answer to %s", method)
 		}
 	}
 	return r, c, nil

@@ -16,17 +16,19 @@ import (
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
-// A 2026-07-28 client is asked for input by the result of its call
-// (input_required) and answers with a new call, while the upstream waits
-// on a request of its own. So for such a client an upstream tool call
-// runs apart from the downstream request that started it. When the
-// upstream asks, the call is parked: the client gets the question, and a
-// requestState naming the parked call (the library signs it and binds it
-// to the caller, the tool and its arguments; the gateway checks them
-// again against the parked call, so that its id alone resumes nothing). The
-// client's next call hands the answer to the waiting upstream and waits
-// for what it does next: the result, or another question. A call not
-// resumed within the input window is cancelled upstream.
+// A 2026-07-28 client is asked for input by the result of its request
+// (input_required) and answers with a new request, while the upstream
+// waits on a request of its own. So for such a client an upstream tool
+// call, prompts/get or resources/read (the methods that may answer
+// input_required) runs apart from the downstream request that started
+// it. When the upstream asks, the call is parked: the client gets the
+// question, and a requestState naming the parked call (the library signs
+// it and binds it to the caller, the method and its params; the gateway
+// checks them again against the parked call, so that its id alone
+// resumes nothing). The client's next request hands the answer to the
+// waiting upstream and waits for what it does next: the result, or
+// another question. A call not resumed within the input window is
+// cancelled upstream.
 
 // DefaultInputWindow is how long a parked call waits for its client.
 const DefaultInputWindow = 5 * time.Minute
@@ -42,8 +44,8 @@ var (
 	errParkedTooMany = errors.New("the caller has too many calls waiting for input")
 )
 
-// relays are the tool calls of 2026-07-28 clients whose upstream may ask
-// for input.
+// relays are the calls of 2026-07-28 clients whose upstream may ask for
+// input.
 type relays struct {
 	window time.Duration
 	logger *slog.Logger
@@ -64,12 +66,13 @@ func newRelays(window, stateTTL time.Duration, logger *slog.Logger) *relays {
 	return &relays{window: window, logger: logger, byID: map[string]*relayCall{}, byReq: map[*mcp.Request]*relayCall{}, waiting: map[string]int{}}
 }
 
-// relayCall is one upstream tool call of a 2026-07-28 client.
+// relayCall is one upstream call of a 2026-07-28 client.
 type relayCall struct {
 	rs       *relays
 	id       string
 	caller   string
-	tool     string
+	method   string
+	target   string // the published tool or prompt name, or resource URI
 	args     [32]byte
 	server   string
 	first    *mcp.Request
@@ -90,7 +93,7 @@ type relayCall struct {
 // relayEvent is what the upstream call does next: ask, or end.
 type relayEvent struct {
 	ask *relayAsk
-	res *mcp.CallToolResult
+	res any
 	err error
 }
 
@@ -106,35 +109,42 @@ func callerOf(ctx context.Context) string {
 
 func argsDigest(args []byte) [32]byte { return sha256.Sum256(args) }
 
-// callToolModern serves a tools/call of a 2026-07-28 client: a first
-// call starts the upstream call, a retry with a relay state resumes one.
-func (g *Gateway) callToolModern(ctx context.Context, u *upstream, server, orig string, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+// relayModern serves a request of a 2026-07-28 client that its upstream
+// may answer by asking for input: a first request starts the upstream
+// call (run), a retry with a relay state resumes one. target and args
+// are what a retry must repeat.
+func relayModern[T any](g *Gateway, ctx context.Context, u *upstream, server string, r *mcp.Request, target string, args []byte, run func(context.Context, *mcp.ClientSession) (*T, error)) (*T, error) {
 	var c *relayCall
-	if id, round, ok := parseRelayState(req.Request.State()); ok {
+	if id, round, ok := parseRelayState(r.State()); ok {
 		var err error
-		if c, err = g.relays.resume(ctx, req, id, round); err != nil {
+		if c, err = g.relays.resume(ctx, r, target, args, id, round); err != nil {
 			return nil, err
 		}
 	} else {
-		c = g.relays.start(ctx, u, server, orig, req)
+		c = g.relays.start(ctx, u, server, r, target, args, func(ctx context.Context, cs *mcp.ClientSession) (any, error) {
+			return run(ctx, cs)
+		})
 	}
-	res, err := c.await(ctx, req.Request)
+	v, err := c.await(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	rewriteContent(c.server, res.Content)
+	res, ok := v.(*T)
+	if !ok || res == nil {
+		return nil, jsonrpc.Errorf(CodeUpstreamFailed, "mcpgate: upstream %q returned no result", server)
+	}
 	return res, nil
 }
 
 // start runs the upstream call under a context of its own, which the
 // downstream request's end does not cancel: the call may outlive it.
-func (rs *relays) start(ctx context.Context, u *upstream, server, orig string, req *mcp.CallToolRequest) *relayCall {
+func (rs *relays) start(ctx context.Context, u *upstream, server string, r *mcp.Request, target string, args []byte, run func(context.Context, *mcp.ClientSession) (any, error)) *relayCall {
 	var id [18]byte
 	rand.Read(id[:])
 	c := &relayCall{
 		rs: rs, id: base64.RawURLEncoding.EncodeToString(id[:]), caller: callerOf(ctx),
-		tool: req.Params.Name, args: argsDigest(req.Params.Arguments), server: server, first: req.Request,
-		events: make(chan relayEvent), gone: make(chan struct{}), clock: &callClock{}, cur: req.Request,
+		method: r.Method, target: target, args: argsDigest(args), server: server, first: r,
+		events: make(chan relayEvent), gone: make(chan struct{}), clock: &callClock{}, cur: r,
 	}
 	upCtx, cancel := context.WithCancelCause(context.WithValue(context.WithoutCancel(ctx), clockKey{}, c.clock))
 	c.cancel = cancel
@@ -143,7 +153,7 @@ func (rs *relays) start(ctx context.Context, u *upstream, server, orig string, r
 	rs.mu.Unlock()
 	go func() {
 		defer cancel(nil)
-		var res *mcp.CallToolResult
+		var res any
 		err := u.do(upCtx, c.first, func(ctx context.Context, cs *mcp.ClientSession) error {
 			ctx = mcp.WithProgress(ctx, func(p *mcp.ProgressNotificationParams) {
 				if r := c.current(); r != nil {
@@ -151,7 +161,7 @@ func (rs *relays) start(ctx context.Context, u *upstream, server, orig string, r
 				}
 			})
 			var err error
-			res, err = cs.CallToolParams(ctx, &mcp.CallToolParams{Name: orig, Arguments: req.Params.Arguments})
+			res, err = run(ctx, cs)
 			return err
 		})
 		// Kept until the result is taken, so that a client that resumes
@@ -169,7 +179,7 @@ func (rs *relays) start(ctx context.Context, u *upstream, server, orig string, r
 }
 
 // await waits for the upstream call's next event on behalf of r.
-func (c *relayCall) await(ctx context.Context, r *mcp.Request) (*mcp.CallToolResult, error) {
+func (c *relayCall) await(ctx context.Context, r *mcp.Request) (any, error) {
 	select {
 	case ev := <-c.events:
 		if ev.ask != nil {
@@ -218,15 +228,15 @@ func (c *relayCall) park(r *mcp.Request, a *relayAsk) error {
 }
 
 // resume hands the answer r carries to the parked call it names.
-func (rs *relays) resume(ctx context.Context, req *mcp.CallToolRequest, id string, round int) (*relayCall, error) {
+func (rs *relays) resume(ctx context.Context, r *mcp.Request, target string, args []byte, id string, round int) (*relayCall, error) {
 	rs.mu.Lock()
 	c := rs.byID[id]
 	rs.mu.Unlock()
 	if c == nil {
 		return nil, errWindowPassed(rs.window)
 	}
-	if c.caller != callerOf(ctx) || c.tool != req.Params.Name || c.args != argsDigest(req.Params.Arguments) {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: requestState belongs to another call; send it only with the call it came from, or call again without it")
+	if c.caller != callerOf(ctx) || c.method != r.Method || c.target != target || c.args != argsDigest(args) {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: requestState belongs to another request; send it only with the request it came from, or send this one again without it")
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -239,17 +249,17 @@ func (rs *relays) resume(ctx context.Context, req *mcp.CallToolRequest, id strin
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: requestState is from an earlier round of this call; answer the latest input_required result and send its requestState")
 	}
 	key := relayKey(round)
-	if _, ok := req.Request.InputResponse(key); !ok {
+	if _, ok := r.InputResponse(key); !ok {
 		// Asked again; the window runs on.
-		return nil, req.Request.RequireInput(map[string]*mcp.InputRequest{key: c.pending.in}, relayState(id, round))
+		return nil, r.RequireInput(map[string]*mcp.InputRequest{key: c.pending.in}, relayState(id, round))
 	}
-	answer, ok := decodeAnswer(req.Request, key, c.pending.in.Method)
+	answer, ok := decodeAnswer(r, key, c.pending.in.Method)
 	if !ok {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: inputResponses[%q] is not a valid %s result", key, c.pending.in.Method)
 	}
 	c.timer.Stop()
 	c.pending.reply <- answer
-	c.pending, c.cur = nil, req.Request
+	c.pending, c.cur = nil, r
 	c.clock.resume()
 	rs.mu.Lock()
 	rs.unpark(c.caller)
@@ -265,7 +275,7 @@ func (rs *relays) unpark(caller string) {
 }
 
 func errWindowPassed(window time.Duration) error {
-	return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: this call no longer waits for input: the input window of this call has expired (it was %s) and the call was cancelled, or the call has ended; call the tool again, without requestState", window)
+	return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: this call no longer waits for input: the input window of this call has expired (it was %s) and the call was cancelled, or the call has ended; send the request again, without requestState", window)
 }
 
 // expire gives up a call still parked in round when its window passes.
@@ -278,7 +288,7 @@ func (c *relayCall) expire(round int) {
 	question := c.pending.in.Method
 	c.mu.Unlock()
 	c.rs.logger.Info("gateway: a call waiting for its client's input was not resumed in time; cancelling it upstream",
-		"tool", c.tool, "upstream", c.server, "window", c.rs.window, "question", question)
+		"method", c.method, "target", c.target, "upstream", c.server, "window", c.rs.window, "question", question)
 	c.end(errInputWindow)
 }
 

@@ -144,6 +144,42 @@ func TestGatewayRelayModernElicit(t *testing.T) {
 	waitUntil(t, func() bool { return g.relays.size() == 0 }, "the finished calls to be freed")
 }
 
+// What a prompt or a resource's upstream asks in the middle reaches the
+// client too: a 2026-07-28 one as input_required, which our client
+// answers and retries, a legacy one as a real request; either era of
+// upstream.
+func TestGatewayRelayPromptsAndReads(t *testing.T) {
+	var logs logBuffer
+	g := runGateway(t, &logs, modernRelayUpstreams(t)...)
+	waitState(t, g, StateReady, StateIdle)
+	for _, era := range []string{mcp.ModernVersion, "2025-11-25"} {
+		a := &asker{}
+		o := a.options(false)
+		o.ProtocolVersion = era
+		cs := connectTo(t, g.Server(), o)
+		for _, s := range []string{"alpha", "gamma"} {
+			p, err := cs.GetPrompt(context.Background(), s+"_personal", map[string]string{"topic": "tea"})
+			if err != nil {
+				t.Fatalf("%s, %s_personal: %v", era, s, err)
+			}
+			if got := p.Messages[0].Content.(*mcp.TextContent).Text; got != s+" asks ada about tea" {
+				t.Errorf("%s, %s_personal: %q", era, s, got)
+			}
+			r, err := cs.ReadResource(context.Background(), s+"+mem://private")
+			if err != nil {
+				t.Fatalf("%s, %s+mem://private: %v", era, s, err)
+			}
+			if got := r.Contents[0]; got.Text != s+" private to ada" || got.URI != s+"+mem://private" {
+				t.Errorf("%s, %s+mem://private: %+v", era, s, got)
+			}
+			if got := a.take(); !slices.Equal(got, []string{"elicit Your name?", "elicit Your name?"}) {
+				t.Errorf("%s, %s asked %q", era, s, got)
+			}
+		}
+	}
+	waitUntil(t, func() bool { return g.relays.size() == 0 }, "the finished calls to be freed")
+}
+
 // One call asks three times (elicitation, then sampling, then roots):
 // three rounds, each answer reaching the upstream, then the result.
 func TestGatewayRelayModernRounds(t *testing.T) {
@@ -267,7 +303,7 @@ func TestGatewayRelayModernAbandoned(t *testing.T) {
 		t.Error("the expiry was not logged")
 	}
 	r := h.call("alice", "alpha_interview", `{}`, answer+h.state(st))
-	if r.Error == nil || r.Error.Code != jsonrpc.CodeInvalidParams || !strings.Contains(r.Error.Message, "call the tool again") {
+	if r.Error == nil || r.Error.Code != jsonrpc.CodeInvalidParams || !strings.Contains(r.Error.Message, "send the request again") {
 		t.Errorf("a retry after the window: %+v", r)
 	}
 	// The upstream's slot is free again: a new call goes through.

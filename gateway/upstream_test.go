@@ -86,6 +86,28 @@ func testUpstream(name string) *mcp.Server {
 	s.AddPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "who", Required: true}}}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: mcp.RoleUser, Content: &mcp.TextContent{Text: name + " greets " + req.Params.Arguments["who"]}}}}, nil
 	})
+	// A prompt and a resource that ask the user first.
+	askName := func(ctx context.Context, r *mcp.Request) (string, error) {
+		res, err := r.Elicit(ctx, &mcp.ElicitParams{Message: "Your name?", RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}})
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprint(res.Content["name"]), nil
+	}
+	s.AddPrompt(&mcp.Prompt{Name: "personal", Arguments: []*mcp.PromptArgument{{Name: "topic"}}}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		who, err := askName(ctx, req.Request)
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: mcp.RoleUser, Content: &mcp.TextContent{Text: name + " asks " + who + " about " + req.Params.Arguments["topic"]}}}}, nil
+	})
+	s.AddResource(&mcp.Resource{URI: "mem://private", Name: "private"}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		who, err := askName(ctx, req.Request)
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: name + " private to " + who}}}, nil
+	})
 	s.AddResource(&mcp.Resource{URI: "mem://a", Name: "a"}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: name + " a"}}}, nil
 	})

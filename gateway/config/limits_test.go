@@ -15,12 +15,13 @@ limits:
   tools:
     a_echo: {perMinute: 6}
   concurrent: 4
+  inputWindow: 90s
 audit: {db: /tmp/audit.db, retention: 720h}
 `), "gw.yaml", func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Limits.Calls != (Rate{600, 20}) || c.Limits.Tools["a_echo"] != (Rate{PerMinute: 6}) || c.Limits.Concurrent != 4 {
+	if c.Limits.Calls != (Rate{600, 20}) || c.Limits.Tools["a_echo"] != (Rate{PerMinute: 6}) || c.Limits.Concurrent != 4 || c.Limits.InputWindow.D() != 90*time.Second {
 		t.Errorf("limits %+v", c.Limits)
 	}
 	if c.Audit.DB != "/tmp/audit.db" || c.Audit.Retention.D() != 720*time.Hour {
@@ -32,6 +33,21 @@ audit: {db: /tmp/audit.db, retention: 720h}
 		msg = err.Error()
 	}
 	for _, want := range []string{"gw.yaml:3:", "perMinute is negative", `did you mean "concurrent"`, "audit.retention is negative"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("errors %q lack %q", msg, want)
+		}
+	}
+}
+
+// The input window is the gateway's: negative or in a tenant is an error
+// that says where it goes.
+func TestInputWindowPlace(t *testing.T) {
+	_, err := Parse([]byte("mcpServers: {a: {command: x}}\nlimits: {inputWindow: -1s}\ntenants:\n  t:\n    principals: [apikey:k]\n    limits: {inputWindow: 1m}\n"), "gw.yaml", nil)
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	for _, want := range []string{"gw.yaml:2:", "inputWindow is negative", "gw.yaml:6:", "set it in the top-level limits section"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("errors %q lack %q", msg, want)
 		}

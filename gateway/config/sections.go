@@ -218,6 +218,7 @@ func (d *decoder) limits(l *Limits, v *yaml.Node, p []string) {
 	d.fields(v, p, []field{
 		{"calls", rate(&l.Calls)},
 		{"concurrent", func(v *yaml.Node, p []string) { l.Concurrent = d.integer(v, p) }},
+		{"inputWindow", func(v *yaml.Node, p []string) { l.InputWindow = d.duration(v, p) }},
 		{"tools", func(v *yaml.Node, p []string) {
 			es := d.mapping(v, p)
 			if es == nil {

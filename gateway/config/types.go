@@ -162,6 +162,11 @@ type Limits struct {
 	Tools map[string]Rate `json:"tools,omitempty"`
 	// Concurrent bounds a caller's calls in flight (0 = no bound).
 	Concurrent int `json:"concurrent,omitempty"`
+	// InputWindow is how long a call whose upstream asked a 2026-07-28
+	// client for input (input_required) waits for the client's answer
+	// before it is cancelled upstream. Default 5m. Gateway-wide only:
+	// not in a tenant's limits, and a reload does not change it.
+	InputWindow Duration `json:"inputWindow,omitempty"`
 }
 
 // Rate is a token bucket: PerMinute calls a minute on average, Burst at

@@ -338,6 +338,12 @@ func (v *checker) limits(l *Limits, at ...string) {
 	if l.Concurrent < 0 {
 		v.errorf(v.src.at(append(at, "concurrent")...), "use a positive number, or leave it out for no bound", "concurrent is negative")
 	}
+	switch {
+	case l.InputWindow < 0:
+		v.errorf(v.src.at(append(at, "inputWindow")...), "use a positive duration such as 5m, or leave it out for 5m", "inputWindow is negative")
+	case l.InputWindow > 0 && at[0] == "tenants":
+		v.errorf(v.src.at(append(at, "inputWindow")...), "set it in the top-level limits section; it applies to the whole gateway", "inputWindow is not a tenant's limit")
+	}
 }
 
 func (v *checker) toolSearch(c *Config) {
