@@ -141,7 +141,7 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 	}
 	g.relays = newRelays(cmp.Or(opts.InputWindow, time.Duration(cfg.Limits.InputWindow)), opts.Server.StateTTL, g.logger)
 	g.tokenStore = opts.TokenStore
-	so.Middleware = append([]mcp.Middleware{g.requestLog, g.limiter.middleware, g.listMiddleware}, so.Middleware...)
+	so.Middleware = append([]mcp.Middleware{g.requestLog, g.limiter.middleware, g.listMiddleware, g.subscribeMiddleware}, so.Middleware...)
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "mcpgate", Version: g.version}, &so)
 	if err := g.setupSearch(); err != nil {
 		return nil, err

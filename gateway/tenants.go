@@ -14,7 +14,8 @@ import (
 
 // Tenants partition the gateway over HTTP: each caller acts for one
 // tenant, which decides the servers and tools it sees and its limits.
-// Over stdio there is one local user and no tenant.
+// Over stdio there is one local user, who acts for no tenant (and sees
+// everything) unless the serve command names one.
 
 type tenantKey struct{}
 

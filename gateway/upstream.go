@@ -45,7 +45,8 @@ type upstream struct {
 	ready    chan struct{} // closed and replaced whenever a connection is up or given up on
 	lastErr  error
 	lastUsed time.Time
-	catalog  *catalog // what it lists, as the gateway publishes it
+	catalog  *catalog        // what it lists, as the gateway publishes it
+	subs     map[string]bool // the resources subscribed to upstream, by its URI
 	active   []*mcp.Request
 	breaker  breaker
 
@@ -247,6 +248,7 @@ func (u *upstream) clientOptions() *mcp.ClientOptions {
 		ToolListChangedHandler:     func(ctx context.Context, cs *mcp.ClientSession) { u.refresh(ctx, cs) },
 		PromptListChangedHandler:   func(ctx context.Context, cs *mcp.ClientSession) { u.refresh(ctx, cs) },
 		ResourceListChangedHandler: func(ctx context.Context, cs *mcp.ClientSession) { u.refresh(ctx, cs) },
+		ResourceUpdatedHandler:     u.resourceUpdated,
 	}
 }
 
@@ -332,6 +334,7 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 			u.logger.Debug("gateway: the upstream refused logging/setLevel", "error", err)
 		}
 	}
+	u.resubscribe(cctx, cs)
 	if w := u.watch; w != nil {
 		w.live.Store(true)
 	}

@@ -80,6 +80,12 @@ func testUpstream(name string) *mcp.Server {
 		})
 		return mcp.TextResult("ok"), nil, nil
 	})
+	mcp.AddTool(s, &mcp.Tool{Name: "touch", Description: "Tells its subscribers that a resource changed"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct {
+		URI string `json:"uri"`
+	}) (*mcp.CallToolResult, any, error) {
+		s.ResourceUpdated(in.URI)
+		return mcp.TextResult("touched"), nil, nil
+	})
 	mcp.AddTool(s, &mcp.Tool{Name: "link", Description: "Returns a resource link"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ResourceLink{URI: "mem://a", Name: "a"}}}, nil, nil
 	})

@@ -284,6 +284,10 @@ type ClientSession struct {
 	rev    revision
 	modern bool          // 2026-07-28: every request carries _meta
 	acked  chan struct{} // closed when the listen request is acknowledged
+	// subs are the 2026-07-28 resource subscriptions, by URI, and
+	// listenAcks their requests waiting for acknowledgement, by raw id.
+	subs       map[string]*modernSub
+	listenAcks map[string]chan jsontext.Value
 	// paramHeaders are the x-mcp-header annotations of the tools listed.
 	paramHeaders map[string][]ParamHeader
 	logLevel     LoggingLevel // modern: sent as _meta logLevel
@@ -535,6 +539,9 @@ func (cs *ClientSession) handleNotification(msg *jsonrpc.Message) {
 		}
 		run = func() { opts.LoggingMessageHandler(ctx, cs, &p) }
 	case notificationSubscriptionsAcked:
+		if cs.listenAcked(msg.Params) {
+			return
+		}
 		cs.mu.Lock()
 		if cs.acked != nil {
 			close(cs.acked)
@@ -704,6 +711,13 @@ func (cs *ClientSession) call(ctx context.Context, method string, params, result
 	id := jsonrpc.IntID(cs.nextID)
 	gen := cs.gen
 	cs.pending[id] = pc
+	ackCh, _ := ctx.Value(listenAckKey{}).(chan jsontext.Value)
+	if ackCh != nil {
+		if cs.listenAcks == nil {
+			cs.listenAcks = map[string]chan jsontext.Value{}
+		}
+		cs.listenAcks[string(id.Raw())] = ackCh
+	}
 	var token string
 	if f, _ := ctx.Value(progressKey{}).(func(*ProgressNotificationParams)); f != nil && method != methodInitialize {
 		token = id.String()
@@ -714,6 +728,9 @@ func (cs *ClientSession) call(ctx context.Context, method string, params, result
 	forget := func() {
 		cs.mu.Lock()
 		delete(cs.pending, id)
+		if ackCh != nil {
+			delete(cs.listenAcks, string(id.Raw()))
+		}
 		if token != "" {
 			delete(cs.progress, token)
 		}

@@ -229,7 +229,7 @@ func (cs *ClientSession) ReadResource(ctx context.Context, uri string) (*ReadRes
 // to ClientOptions.ResourceUpdatedHandler.
 func (cs *ClientSession) Subscribe(ctx context.Context, uri string) error {
 	if cs.isModern() {
-		return fmt.Errorf("%w: resources/subscribe does not exist in protocol revision %s (subscriptions/listen replaces it)", ErrNotSupported, ModernVersion)
+		return cs.subscribeModern(ctx, uri)
 	}
 	return cs.request(ctx, methodResourcesSubscribe, &ReadResourceParams{URI: uri}, nil)
 }
@@ -237,7 +237,8 @@ func (cs *ClientSession) Subscribe(ctx context.Context, uri string) error {
 // Unsubscribe undoes Subscribe.
 func (cs *ClientSession) Unsubscribe(ctx context.Context, uri string) error {
 	if cs.isModern() {
-		return fmt.Errorf("%w: resources/unsubscribe does not exist in protocol revision %s", ErrNotSupported, ModernVersion)
+		cs.unsubscribeModern(uri)
+		return nil
 	}
 	return cs.request(ctx, methodResourcesUnsubscribe, &ReadResourceParams{URI: uri}, nil)
 }

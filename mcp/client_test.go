@@ -229,8 +229,73 @@ func testClientFeatures(t *testing.T, version string) {
 	if err := cs.Ping(ctx); err != nil {
 		t.Error(err)
 	}
-	if err := cs.Subscribe(ctx, "file:///a.txt"); modern != errors.Is(err, ErrNotSupported) {
-		t.Errorf("subscribe: %v", err)
+}
+
+func TestClientSubscribe(t *testing.T) {
+	for _, era := range []string{"2024-11-05", LatestVersion, ModernVersion} {
+		t.Run(era, func(t *testing.T) { testClientSubscribe(t, era) })
+	}
+}
+
+// testClientSubscribe: a subscription delivers the updates of its own
+// resource and ends with Unsubscribe; in 2026-07-28 each is a listen
+// request of its own. Updates arrive in order on one connection, so the
+// last update seen proves the earlier ones were (or were not) sent.
+func testClientSubscribe(t *testing.T, version string) {
+	s := featureServer(nil)
+	updated := make(chan string, 8)
+	cs := connect(t, s, &ClientOptions{
+		ProtocolVersion:        version,
+		ResourceUpdatedHandler: func(_ context.Context, _ *ClientSession, uri string) { updated <- uri },
+	})
+	ctx := context.Background()
+	next := func() string {
+		select {
+		case u := <-updated:
+			return u
+		case <-time.After(5 * time.Second):
+			t.Fatal("no notifications/resources/updated")
+			return ""
+		}
+	}
+	if err := cs.Subscribe(ctx, "file:///a.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Subscribe(ctx, "file:///a.txt"); err != nil {
+		t.Fatalf("subscribing twice: %v", err)
+	}
+	s.ResourceUpdated("file:///b.txt")
+	s.ResourceUpdated("file:///a.txt")
+	if got := next(); got != "file:///a.txt" {
+		t.Errorf("first update: %s", got)
+	}
+	if err := cs.Subscribe(ctx, "file:///b.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Unsubscribe(ctx, "file:///a.txt"); err != nil {
+		t.Fatal(err)
+	}
+	// The server may take the cancellation a moment after Unsubscribe
+	// returns: wait until an update of a is no longer delivered.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s.ResourceUpdated("file:///a.txt")
+		s.ResourceUpdated("file:///b.txt")
+		got := next()
+		if got == "file:///b.txt" {
+			break
+		}
+		if next() != "file:///b.txt" || time.Now().After(deadline) {
+			t.Fatal("updates of a still arrive after Unsubscribe")
+		}
+	}
+	if version == ModernVersion {
+		cs.mu.Lock()
+		n := len(cs.subs)
+		cs.mu.Unlock()
+		if n != 1 {
+			t.Errorf("%d subscription requests open, want 1", n)
+		}
 	}
 }
 

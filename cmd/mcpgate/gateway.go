@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -36,6 +38,14 @@ func serveGateway(ctx context.Context, f serveFlags) error {
 	cfg, err := loadConfig(f.config)
 	if err != nil {
 		return err
+	}
+	if f.tenant != "" {
+		if !f.stdio {
+			return fmt.Errorf("--tenant is for --stdio; over HTTP the tenant comes from each caller's credentials (or X-Tenant-ID)")
+		}
+		if _, ok := cfg.Tenants[f.tenant]; !ok {
+			return fmt.Errorf("--tenant %q: %s configures no such tenant; it has %s", f.tenant, f.config, tenantNames(cfg))
+		}
 	}
 	opts := &gateway.Options{Logger: slog.Default(), Version: buildVersion(), Server: mcp.ServerOptions{
 		Instructions: "mcpgate serves the tools of several MCP servers; each tool's name starts with its server's name.",
@@ -102,7 +112,12 @@ func serveGateway(ctx context.Context, f serveFlags) error {
 
 	s := g.Server()
 	if f.stdio {
-		slog.Info("mcpgate gateway serving on stdio", "version", buildVersion(), "config", f.config, "servers", len(cfg.Servers))
+		slog.Info("mcpgate gateway serving on stdio", "version", buildVersion(), "config", f.config, "servers", len(cfg.Servers), "tenant", f.tenant)
+		if f.tenant != "" {
+			// The one local user acts for the tenant; a reload that
+			// removes the tenant leaves it seeing nothing.
+			ctx = gateway.WithTenant(ctx, f.tenant)
+		}
 		return s.ServeStdio(ctx, &mcp.ServeOptions{MaxMessageSize: f.maxMessageSize, ShutdownTimeout: f.shutdownTimeout})
 	}
 	if cfg.Listen != "" && !f.addrSet {
@@ -177,4 +192,16 @@ func fileSum(path string) []byte {
 	}
 	s := sha256.Sum256(b)
 	return s[:]
+}
+
+func tenantNames(cfg *config.Config) string {
+	if len(cfg.Tenants) == 0 {
+		return "none"
+	}
+	names := make([]string, 0, len(cfg.Tenants))
+	for n := range cfg.Tenants {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
 }

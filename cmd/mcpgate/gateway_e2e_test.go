@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -118,5 +119,60 @@ func TestGatewayServeBadConfig(t *testing.T) {
 	}
 	if !strings.Contains(p.stderr.String(), "gw.yaml:2:") {
 		t.Errorf("stderr lacks the error's place:\n%s", p.stderr.String())
+	}
+}
+
+// serve --stdio --tenant: the local user acts for one tenant of the file,
+// seeing only its servers and tools; a tenant the file lacks is refused
+// at start, naming the ones it has.
+func TestGatewayStdioTenant(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "gw.json")
+	m := map[string]any{}
+	for _, s := range []string{"work", "home"} {
+		m[s] = map[string]any{"command": binary, "args": []string{"serve", "--stdio", "--db", filepath.Join(dir, s+".db")}}
+	}
+	b, _ := json.Marshal(map[string]any{
+		"mcpServers": m,
+		"tenants": map[string]any{"acme": map[string]any{
+			"principals": []string{"apikey:acme"},
+			"servers":    []string{"work"},
+			"tools":      map[string]any{"deny": []string{"*_delete_task"}},
+		}},
+	})
+	if err := os.WriteFile(cfg, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cs, err := mcp.NewClient(nil, nil).Connect(ctx, &mcp.CommandTransport{Command: exec.Command(binary, "serve", "--stdio", "--config", cfg, "--tenant", "acme")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	deadline := time.Now().Add(waitFor)
+	var names []string
+	for {
+		names = gatewayTools(t, cs)
+		if slices.Contains(names, "work_create_task") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !slices.Contains(names, "work_create_task") || slices.ContainsFunc(names, func(n string) bool {
+		return strings.HasPrefix(n, "home_") || strings.HasSuffix(n, "_delete_task")
+	}) {
+		t.Errorf("acme's tools over stdio: %v", names)
+	}
+	if _, err := cs.CallTool(ctx, "home_list_tasks", map[string]any{}); err == nil || !strings.Contains(err.Error(), "-32602") {
+		t.Errorf("another server's tool: %v, want -32602", err)
+	}
+	if _, err := cs.CallTool(ctx, "work_create_task", map[string]any{"title": "t"}); err != nil {
+		t.Errorf("acme's own tool: %v", err)
+	}
+
+	p := start(t, "serve", "--stdio", "--config", cfg, "--tenant", "nope")
+	p.stdin.Close()
+	if code := p.wait(); code == 0 || !strings.Contains(p.stderr.String(), "it has acme") {
+		t.Errorf("an unknown tenant: exit %d\n%s", code, p.stderr.String())
 	}
 }

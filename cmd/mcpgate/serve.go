@@ -34,6 +34,7 @@ type serveFlags struct {
 	config          string
 	addrSet         bool
 	metricsAddr     string
+	tenant          string
 }
 
 const defaultAddr = "127.0.0.1:8765"
@@ -77,6 +78,7 @@ Tasks are kept in a SQLite file, by default in your data directory
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&f.stdio, "stdio", false, "serve over standard input and output instead of HTTP")
+	fl.StringVar(&f.tenant, "tenant", envOr("MCPGATE_TENANT", ""), "with --config and --stdio: act for this tenant of the configuration (its servers, tools, credentials and limits); without it the local user sees every server (env MCPGATE_TENANT)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", envOr("MCPGATE_METRICS_ADDR", ""), "with --config: serve /metrics (Prometheus), /healthz and /readyz on this address of their own, such as 127.0.0.1:9464 (env MCPGATE_METRICS_ADDR)")
 	fl.StringVarP(&f.config, "config", "c", envOr("MCPGATE_CONFIG", ""), "gateway configuration (JSON or YAML; a Claude Desktop config works as it is): serve its MCP servers behind this endpoint, reloading on change or SIGHUP (env MCPGATE_CONFIG)")
 	fl.StringVar(&f.addr, "addr", envOr("MCPGATE_ADDR", defaultAddr), "HTTP listen address (env MCPGATE_ADDR); keep it on 127.0.0.1 unless clients are remote and --auth is set")
