@@ -79,5 +79,15 @@ build:
 eval-search:
 	$(GO) run ./internal/evalsearch -data ../shared/eval/azure-mcp -split
 
+# The benchmark suite (bench/, a module of its own): mcpgate's echo server
+# against the official Go SDK, mcp-go, the TypeScript server-everything and
+# two limit servers, over stdio and Streamable HTTP, then the gateway hop.
+# Prints the tables; results in bench/.work/results/. N, REPS and ONLY
+# from the environment (see README "Benchmarks"). bench-micro runs the Go
+# micro-benchmarks of the hot paths.
+.PHONY: bench bench-micro
 bench:
+	GO=$(GO) bench/run.sh
+
+bench-micro:
 	$(GO) test -run '^$$' -bench . -benchmem ./jsonrpc ./mcp ./mcphttp ./cmd/mcpgate

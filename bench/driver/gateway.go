@@ -1,0 +1,192 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// The gateway hop: tools/call echo sent to mcpgate's echo server directly,
+// and through `mcpgate serve --config` with that server as its upstream
+// (published as echo_echo), one request at a time. Phases:
+//
+//	gw_stdio_direct     the client runs the echo server over stdio
+//	gw_http_via_stdio   the client talks HTTP to the gateway, which runs the echo server over stdio
+//	gw_stdio_via_stdio  the client runs the gateway over stdio, which runs the echo server over stdio
+//	gw_http_direct      the client talks HTTP to the echo server
+//	gw_http_via_http    the client talks HTTP to the gateway, which talks HTTP to the echo server
+//
+// Server CPU of a via phase is the gateway's own.
+
+const gwTool = "echo_echo"
+
+func (r *run) gatewayPhases(work string) {
+	bin := func(name string) string { return filepath.Join(work, "bin", name) }
+	base := record{Server: "gateway", Label: "mcpgate serve --config"}
+	dir, err := os.MkdirTemp("", "mcpgate-bench-gw-")
+	if err != nil {
+		rec := base
+		rec.Phase, rec.Failed = "gw_stdio_direct", err.Error()
+		r.emit(rec)
+		return
+	}
+	defer os.RemoveAll(dir)
+	echo := bin("echo")
+	writeConfig := func(name string, upstream map[string]any) string {
+		upstream["start"] = "eager"
+		b, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"echo": upstream}}, "", "  ")
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, b, 0o644)
+		return path
+	}
+	gwArgs := func(cfg string) []string {
+		return []string{bin("mcpgate"), "serve", "--config", cfg, "--db", filepath.Join(dir, "tasks.db"), "--log-level", r.set.gwLog}
+	}
+	n := r.set.gwN
+
+	// stdio upstream.
+	rec := base
+	rec.Phase = "gw_stdio_direct"
+	if c, err := openStdio("echo", []string{echo}, nil, r.logf); err != nil {
+		rec.Failed = err.Error()
+	} else {
+		r.stdioSeq(&rec, c, "echo", n)
+		c.p.stop()
+	}
+	r.emit(rec)
+
+	stdioCfg := writeConfig("stdio.json", map[string]any{"command": echo})
+	rec = base
+	rec.Phase = "gw_http_via_stdio"
+	r.viaHTTP(&rec, gwArgs(stdioCfg), n)
+	r.emit(rec)
+
+	rec = base
+	rec.Phase = "gw_stdio_via_stdio"
+	if c, err := openStdio("gateway", append(gwArgs(stdioCfg), "--stdio"), nil, r.logf); err != nil {
+		rec.Failed = err.Error()
+	} else {
+		if err := waitToolStdio(c, gwTool); err != nil {
+			rec.Failed = err.Error()
+		} else {
+			r.stdioSeq(&rec, c, gwTool, n)
+		}
+		c.p.stop()
+	}
+	r.emit(rec)
+
+	// HTTP upstream.
+	port, err := freePort()
+	if err != nil {
+		return
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	up, err := spawn("echo-http", []string{echo, "-http", addr}, nil, false, false, r.logf)
+	if err == nil {
+		err = waitListening(up, port, 30*time.Second)
+	}
+	rec = base
+	rec.Phase = "gw_http_direct"
+	if err != nil {
+		rec.Failed = err.Error()
+		r.emit(rec)
+		if up != nil {
+			up.stop()
+		}
+		return
+	}
+	defer up.stop()
+	t := httpTarget{url: "http://" + addr + "/mcp", tool: "echo", arg: "text", check: checkExact, pid: up.pid, numbersFrom: &r.ids}
+	httpEcho(&rec, t, 1, n, r.set.warm, false)
+	r.emit(rec)
+
+	rec = base
+	rec.Phase = "gw_http_via_http"
+	r.viaHTTP(&rec, gwArgs(writeConfig("http.json", map[string]any{"url": t.url})), n)
+	r.emit(rec)
+}
+
+func (r *run) stdioSeq(rec *record, c *stdioConn, tool string, n int) {
+	warm := record{}
+	c.seqEcho(&warm, r.set.warm, tool, "text", checkExact)
+	if warm.Failed != "" {
+		rec.Failed = "warm-up: " + warm.Failed
+		return
+	}
+	cpu0, _ := readCPU(c.p.pid)
+	c.seqEcho(rec, n, tool, "text", checkExact)
+	cpu1, _ := readCPU(c.p.pid)
+	rec.CPUUsPer, rec.CPUSource = cpuPer(cpu0, cpu1, rec.OK+rec.errorCount())
+}
+
+// viaHTTP starts the gateway on a free port and runs the calls through it.
+func (r *run) viaHTTP(rec *record, argv []string, n int) {
+	port, err := freePort()
+	if err != nil {
+		rec.Failed = err.Error()
+		return
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	p, err := spawn("gateway", append(argv, "--addr", addr), nil, false, false, r.logf)
+	if err != nil {
+		rec.Failed = err.Error()
+		return
+	}
+	defer p.stop()
+	if err := waitListening(p, port, 30*time.Second); err != nil {
+		rec.Failed = err.Error()
+		return
+	}
+	t := httpTarget{url: "http://" + addr + "/mcp", tool: gwTool, arg: "text", check: checkExact, pid: p.pid, numbersFrom: &r.ids}
+	if err := waitToolHTTP(t); err != nil {
+		rec.Failed = err.Error()
+		return
+	}
+	httpEcho(rec, t, 1, n, r.set.warm, false)
+}
+
+// The gateway connects its upstream in the background: wait (bounded)
+// until a call of the prefixed tool succeeds.
+func waitToolHTTP(t httpTarget) error {
+	c := newHTTPClient(t.url, 1)
+	defer c.close()
+	var last string
+	for range 150 {
+		s, err := c.openSession(int(t.numbersFrom.Add(1)))
+		if err == nil {
+			st := &workerState{replies: map[string]int{}}
+			kind := c.call(s, int(t.numbersFrom.Add(1)), t.tool, t.arg, t.check, st)
+			c.endSession(s)
+			if kind == "" {
+				return nil
+			}
+			last = st.firstErr
+		} else {
+			last = err.Error()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("%s never answered: %s", t.tool, last)
+}
+
+func waitToolStdio(c *stdioConn, tool string) error {
+	var last string
+	for range 150 {
+		k := c.take()
+		w, err := c.roundTrip(appendEcho(nil, k, tool, "text", false), replyTimeout)
+		if err != nil {
+			return err
+		}
+		if checkID(w.ID, k) == "" && checkEcho(w, k, checkExact, nil) == "" {
+			return nil
+		}
+		if w.Error != nil {
+			last = w.Error.Message
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("%s never answered: %s", tool, last)
+}
