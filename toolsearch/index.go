@@ -23,11 +23,10 @@ type Index struct {
 	gen      uint32           // tells a reused id's doc from the removed one
 	byName   map[string]int32 // key → id
 	byServer map[string][]int32
-	postings map[string][]posting // term → docs that have it
-	total    int                  // postings entries
-	dead     int                  // postings entries of removed docs
-	df       map[string]int       // live docs per term
-	fieldLen [numFields]float64   // total length of each field over live docs
+	terms    map[string]*term   // the vocabulary, with each term's postings
+	total    int                // postings entries
+	dead     int                // postings entries of removed docs
+	fieldLen [numFields]float64 // total length of each field over live docs
 	live     int
 	implied  map[string][]expansion // query term → terms it implies
 
@@ -103,16 +102,37 @@ type doc struct {
 	server  string
 	tool    *mcp.Tool
 	related []string
-	tokens  int      // estimated token cost of the full definition
-	name    []string // the terms of the name field
+	tokens  int // estimated token cost of the full definition
 	lens    [numFields]float64
-	terms   map[string]*[numFields]uint16
+	// terms are the doc's terms, those of its name first; a doc points
+	// at the index's terms rather than naming them, so that scoring a
+	// name and removing a doc look nothing up.
+	terms []*term
+	names int // terms[:names] are the terms of the name field
+	// freqs are the term frequencies from analysis, until the doc is
+	// added.
+	freqs []termFreq
 }
 
+// term is one term of the vocabulary: how many live docs have it, and
+// which docs had it (some perhaps removed since).
+type term struct {
+	df       int
+	postings []posting
+}
+
+type termFreq struct {
+	term string
+	tf   [numFields]uint16
+}
+
+// posting holds its term's frequencies in each field inline: scoring
+// reads them for every doc of a term, and a pointer would cost a cache
+// miss each.
 type posting struct {
 	doc int32
 	gen uint32
-	tf  *[numFields]uint16
+	tf  [numFields]uint16
 }
 
 // New returns an empty index.
@@ -121,8 +141,7 @@ func New(opts *Options) *Index {
 		an:       newAnalyzer(),
 		byName:   map[string]int32{},
 		byServer: map[string][]int32{},
-		postings: map[string][]posting{},
-		df:       map[string]int{},
+		terms:    map[string]*term{},
 		related:  newCoCalls(),
 	}
 
@@ -178,6 +197,7 @@ func (ix *Index) Add(entries ...Entry) {
 // wins.
 func (ix *Index) addEntriesLocked(entries []Entry, server *string) {
 	built := make([]*doc, 0, len(entries))
+	var c docFreqs
 	for i := range entries {
 		e := entries[i]
 		if server != nil {
@@ -186,7 +206,7 @@ func (ix *Index) addEntriesLocked(entries []Entry, server *string) {
 		if e.Tool == nil {
 			continue
 		}
-		d := ix.buildDoc(&e)
+		d := ix.buildDoc(&e, &c)
 		if old, ok := ix.byName[d.key]; ok {
 			ix.removeLocked(old)
 		}
@@ -231,10 +251,18 @@ func (ix *Index) addLocked(d *doc) {
 	d.gen = ix.gen
 	ix.byName[d.key] = d.id
 	ix.byServer[d.server] = append(ix.byServer[d.server], d.id)
-	for t, tf := range d.terms {
-		ix.postings[t] = append(ix.postings[t], posting{d.id, d.gen, tf})
-		ix.df[t]++
+	d.terms = make([]*term, len(d.freqs))
+	for i, f := range d.freqs {
+		t := ix.terms[f.term]
+		if t == nil {
+			t = &term{}
+			ix.terms[f.term] = t
+		}
+		t.df++
+		t.postings = append(t.postings, posting{d.id, d.gen, f.tf})
+		d.terms[i] = t
 	}
+	d.freqs = nil
 	ix.total += len(d.terms)
 	for f := range numFields {
 		ix.fieldLen[f] += d.lens[f]
@@ -247,10 +275,8 @@ func (ix *Index) removeLocked(id int32) {
 	if d == nil {
 		return
 	}
-	for t := range d.terms {
-		if ix.df[t]--; ix.df[t] <= 0 {
-			delete(ix.df, t)
-		}
+	for _, t := range d.terms {
+		t.df--
 	}
 	for f := range numFields {
 		ix.fieldLen[f] -= d.lens[f]
@@ -268,19 +294,18 @@ func (ix *Index) removeLocked(id int32) {
 }
 
 // compactLocked drops the postings of removed docs once they are a
-// quarter of the whole, so that a catalog that changes all day keeps its
-// queries fast. A removed doc's id may already be reused: a posting
-// belongs to a doc only if their generations match.
+// quarter of the whole, and the terms no doc has any more, so that a
+// catalog that changes all day keeps its queries fast and its vocabulary
+// bounded. A removed doc's id may already be reused: a posting belongs
+// to a doc only if their generations match.
 func (ix *Index) compactLocked() {
 	if ix.dead == 0 || ix.dead*4 < ix.total {
 		return
 	}
-	for t, ps := range ix.postings {
-		ps = slices.DeleteFunc(ps, func(p posting) bool { return !ix.current(p) })
-		if len(ps) == 0 {
-			delete(ix.postings, t)
-		} else {
-			ix.postings[t] = ps
+	for s, t := range ix.terms {
+		t.postings = slices.DeleteFunc(t.postings, func(p posting) bool { return !ix.current(p) })
+		if len(t.postings) == 0 {
+			delete(ix.terms, s)
 		}
 	}
 	ix.total -= ix.dead
@@ -293,10 +318,61 @@ func (ix *Index) current(p posting) bool {
 	return d != nil && d.gen == p.gen
 }
 
-// buildDoc analyses an entry into its fields.
-func (ix *Index) buildDoc(e *Entry) *doc {
+// docFreqs counts a doc's terms as it is analysed; kept from one doc to
+// the next of a batch, so that its map is allocated once.
+type docFreqs struct {
+	at    map[string]int // term → index in list
+	list  []termFreq
+	lens  [numFields]float64
+	words []string
+}
+
+func (c *docFreqs) reset() {
+	clear(c.at)
+	c.list = c.list[:0]
+	c.lens = [numFields]float64{}
+}
+
+// count adds terms to field f; length says whether they count in the
+// field's length.
+func (c *docFreqs) count(f int, terms []string, length bool) {
+	for _, term := range terms {
+		i, ok := c.at[term]
+		if !ok {
+			i = len(c.list)
+			c.at[term] = i
+			c.list = append(c.list, termFreq{term: term})
+		}
+		if tf := &c.list[i].tf; tf[f] < math.MaxUint16 {
+			tf[f]++
+		}
+	}
+	if length {
+		c.lens[f] += float64(len(terms))
+	}
+}
+
+// freqs returns the counted terms, those of the name first.
+func (c *docFreqs) freqs() (list []termFreq, names int) {
+	list = make([]termFreq, 0, len(c.list))
+	for _, x := range c.list {
+		if x.tf[fName] > 0 {
+			list = append(list, x)
+		}
+	}
+	names = len(list)
+	for _, x := range c.list {
+		if x.tf[fName] == 0 {
+			list = append(list, x)
+		}
+	}
+	return list, names
+}
+
+// buildDoc analyses an entry into its fields, with c as scratch.
+func (ix *Index) buildDoc(e *Entry, c *docFreqs) *doc {
 	t := e.Tool
-	d := &doc{key: cmp.Or(e.Name, t.Name), server: e.Server, tool: t, terms: map[string]*[numFields]uint16{}}
+	d := &doc{key: cmp.Or(e.Name, t.Name), server: e.Server, tool: t}
 	meta, _ := t.Meta[MetaKey].(map[string]any)
 	category := cmp.Or(e.Category, stringOf(meta["category"]))
 	d.related = e.Related
@@ -307,29 +383,18 @@ func (ix *Index) buildDoc(e *Entry) *doc {
 	if len(keywords) == 0 {
 		keywords = stringsOf(meta["keywords"])
 	}
-	var buf []string
-	count := func(f int, terms []string, length bool) {
-		for _, term := range terms {
-			tf := d.terms[term]
-			if tf == nil {
-				tf = new([numFields]uint16)
-				d.terms[term] = tf
-			}
-			if tf[f] < math.MaxUint16 {
-				tf[f]++
-			}
-		}
-		if length {
-			d.lens[f] += float64(len(terms))
-		}
+	if c.at == nil {
+		c.at = map[string]int{}
 	}
+	c.reset()
+	buf := c.words
 	add := func(f int, text string) {
 		buf = ix.an.terms(text, buf[:0], true)
-		count(f, buf, true)
+		c.count(f, buf, true)
 		if f <= fDescription {
 			// Run-together pairs are extra evidence, not extra length.
 			buf = ix.an.pairs(text, buf[:0], true)
-			count(f, buf, false)
+			c.count(f, buf, false)
 		}
 	}
 	name := stripServer(d.key, e.Server)
@@ -338,7 +403,7 @@ func (ix *Index) buildDoc(e *Entry) *doc {
 	// What the name abbreviates, spelt out by the tool's own text, is
 	// part of the name: acr is "Azure Container Registry", kv "key-value".
 	buf = ix.an.terms(strings.Join(spellOut(name, t.Title+" "+t.Description), " "), buf[:0], true)
-	count(fName, buf, false)
+	c.count(fName, buf, false)
 	add(fTitle, t.Title)
 	if t.Annotations != nil && t.Annotations.Title != t.Title {
 		add(fTitle, t.Annotations.Title)
@@ -351,11 +416,9 @@ func (ix *Index) buildDoc(e *Entry) *doc {
 	})
 	add(fMeta, category)
 	add(fMeta, strings.Join(keywords, " "))
-	for term, tf := range d.terms {
-		if tf[fName] > 0 {
-			d.name = append(d.name, term)
-		}
-	}
+	c.words = buf
+	d.freqs, d.names = c.freqs()
+	d.lens = c.lens
 	d.tokens = EstimateTokens(t)
 	return d
 }

@@ -149,8 +149,8 @@ func TestCompaction(t *testing.T) {
 			t.Fatalf("round %d: %d dead postings of %d left after an update", round, ix.dead, ix.total)
 		}
 		n := 0
-		for _, ps := range ix.postings {
-			n += len(ps)
+		for _, t := range ix.terms {
+			n += len(t.postings)
 		}
 		if n != ix.total {
 			t.Fatalf("round %d: %d postings, total says %d", round, n, ix.total)
@@ -169,6 +169,9 @@ func TestCompaction(t *testing.T) {
 	}
 	if ix.Len() != 4 {
 		t.Errorf("Len = %d, want 4", ix.Len())
+	}
+	if len(ix.terms) > 100 {
+		t.Errorf("%d terms for 4 tools: the terms of removed tools are kept", len(ix.terms))
 	}
 	if len(ix.docs) > 16 {
 		t.Errorf("%d doc slots for 4 tools: removed ids are not reused", len(ix.docs))

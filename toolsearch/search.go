@@ -97,10 +97,10 @@ func (ix *Index) queryTerms(text string) map[string]float64 {
 	w := make(map[string]float64, len(terms)*2)
 	for _, t := range terms {
 		w[t]++
-		if ix.df[t] == 0 {
+		if ix.df(t) == 0 {
 			for i := 2; i <= len(t)-2; i++ {
 				a, b := t[:i], ix.an.stem(t[i:], false)
-				if ix.df[a] > 0 && ix.df[b] > 0 {
+				if ix.df(a) > 0 && ix.df(b) > 0 {
 					w[a]++
 					w[b]++
 					break
@@ -121,7 +121,13 @@ func (ix *Index) queryTerms(text string) map[string]float64 {
 	return w
 }
 
-func (ix *Index) idf(term string) float64 { return idf(ix.df[term], ix.live) }
+// df is how many live docs have a term.
+func (ix *Index) df(s string) int {
+	if t := ix.terms[s]; t != nil {
+		return t.df
+	}
+	return 0
+}
 
 func idf(df, n int) float64 {
 	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
@@ -147,13 +153,16 @@ func (ix *Index) bm25(text string) map[int32]float64 {
 	qt := ix.queryTerms(text)
 	// In a fixed order: floating-point sums in map order differ in the
 	// last digits from run to run, and ties would swap places.
-	for _, term := range slices.Sorted(maps.Keys(qt)) {
-		qw := qt[term]
-		if ix.df[term] == 0 {
+	inQuery := map[*term]bool{}
+	for _, s := range slices.Sorted(maps.Keys(qt)) {
+		qw := qt[s]
+		term := ix.terms[s]
+		if term == nil || term.df == 0 {
 			continue
 		}
-		idf := ix.idf(term)
-		for _, p := range ix.postings[term] {
+		inQuery[term] = true
+		idf := idf(term.df, ix.live)
+		for _, p := range term.postings {
 			if !ix.current(p) {
 				continue
 			}
@@ -175,10 +184,11 @@ func (ix *Index) bm25(text string) map[int32]float64 {
 	if coverWeight > 0 {
 		for id, s := range scores {
 			var have, all float64
-			for _, t := range ix.docs[id].name {
-				idf := ix.idf(t)
+			d := ix.docs[id]
+			for _, t := range d.terms[:d.names] {
+				idf := idf(t.df, ix.live)
 				all += idf
-				if qt[t] > 0 {
+				if inQuery[t] {
 					have += idf
 				}
 			}
