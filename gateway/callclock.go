@@ -8,6 +8,11 @@ import (
 
 type clockKey struct{}
 
+// untimedKey marks an upstream call that the upstream's timeout does not
+// bound: a task's, which ends when its downstream caller cancels it or
+// its time to live passes.
+type untimedKey struct{}
+
 // callClock is the timeout of an upstream call that can be parked: it
 // stops while the call waits for its client, whose person may take
 // longer to answer than the server is given to work.
@@ -22,6 +27,9 @@ type callClock struct {
 // callContext bounds an upstream call by the upstream's timeout, on the
 // call's clock where it has one.
 func (u *upstream) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx.Value(untimedKey{}) != nil {
+		return context.WithCancel(ctx)
+	}
 	clk, ok := ctx.Value(clockKey{}).(*callClock)
 	if !ok {
 		return context.WithTimeoutCause(ctx, u.timeout(), errCallTimeout)

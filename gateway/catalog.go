@@ -21,6 +21,7 @@ const MetaTool = toolsearch.MetaKey
 type catalog struct {
 	sum       [32]byte          // of everything published, to skip republishing the same
 	tools     map[string]string // published name → upstream name
+	tasks     map[string]string // published name → the upstream's task support, where not forbidden
 	prompts   map[string]string
 	resources []string // published URIs
 	templates []string // published URI templates
@@ -76,7 +77,7 @@ func (u *upstream) refresh(ctx context.Context, cs *mcp.ClientSession) error {
 	caps := cs.InitializeResult().Capabilities
 	pol := u.cfg.Tools
 	name := u.cfg.Name
-	cat := &catalog{tools: map[string]string{}, prompts: map[string]string{}}
+	cat := &catalog{tools: map[string]string{}, tasks: map[string]string{}, prompts: map[string]string{}}
 	var tools []*mcp.Tool
 	if caps.Tools != nil {
 		for t, err := range cs.Tools(ctx) {
@@ -102,6 +103,13 @@ func (u *upstream) refresh(ctx context.Context, cs *mcp.ClientSession) error {
 			}
 			c := *t
 			c.Name, c.Unvalidated, c.Execution = pub, true, nil
+			if ts := taskSupport(cs, t); ts != mcp.TaskSupportForbidden {
+				// The gateway runs the upstream's task itself (a plain
+				// call waits for it), so a client may ask for a task of
+				// the gateway's or not: optional either way.
+				cat.tasks[pub] = ts
+				c.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
+			}
 			if d, ok := pol.Descriptions[orig]; ok {
 				c.Description = d
 			}
@@ -264,4 +272,24 @@ func mapKeys(m map[string]string) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// taskServerDecides is the task support of a 2026-07-28 upstream's tool
+// when the upstream has the tasks extension: tools declare nothing, and
+// the server decides, call by call, for callers that declare it.
+const taskServerDecides = "server decides"
+
+// taskSupport is how the upstream runs a tool: a 2025-11-25 tool says,
+// a 2026-07-28 server with the tasks extension decides.
+func taskSupport(cs *mcp.ClientSession, t *mcp.Tool) string {
+	if cs.ProtocolVersion() == mcp.ModernVersion {
+		if _, ok := cs.InitializeResult().Capabilities.Extensions[mcp.ExtensionTasks]; ok {
+			return taskServerDecides
+		}
+		return mcp.TaskSupportForbidden
+	}
+	if t.Execution == nil || t.Execution.TaskSupport == "" {
+		return mcp.TaskSupportForbidden
+	}
+	return t.Execution.TaskSupport
 }

@@ -261,27 +261,44 @@ func (g *Gateway) owner(tool string) *upstream {
 	return g.toolOwner[tool]
 }
 
-// route finds the upstream and upstream name of a published tool.
-func (g *Gateway) route(pub string) (*upstream, string, bool) {
+// route finds the upstream, upstream name and upstream task support of
+// a published tool.
+func (g *Gateway) route(pub string) (u *upstream, orig, tasks string, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	u := g.toolOwner[pub]
+	u = g.toolOwner[pub]
 	if u == nil || u.catalog == nil {
-		return nil, "", false
+		return nil, "", "", false
 	}
-	orig, ok := u.catalog.tools[pub]
-	return u, orig, ok
+	orig, ok = u.catalog.tools[pub]
+	return u, orig, u.catalog.tasks[pub], ok
 }
 
 func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	u, orig, ok := g.route(req.Params.Name)
+	u, orig, tasks, ok := g.route(req.Params.Name)
 	if !ok {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: unknown tool %q; call tools/list to see the available tools", req.Params.Name)
 	}
 	server := u.cfg.Name
 	u = g.forTenant(ctx, u)
+	p := &mcp.CallToolParams{Name: orig, Arguments: req.Params.Arguments}
 	run := func(ctx context.Context, cs *mcp.ClientSession) (*mcp.CallToolResult, error) {
-		return cs.CallToolParams(ctx, &mcp.CallToolParams{Name: orig, Arguments: req.Params.Arguments})
+		return cs.CallToolParams(ctx, p)
+	}
+	// A tool the upstream runs only as a task, or a task of the
+	// gateway's whose tool the upstream can run as one, runs as the
+	// upstream's task: the gateway waits for it, untimed (the task ends
+	// when its caller cancels it or its time to live passes). A
+	// 2026-07-28 upstream with tasks decides for itself, so every call
+	// declares the extension; a plain call stays timed.
+	_, inTask := mcp.TaskIDFrom(ctx)
+	if tasks == mcp.TaskSupportRequired || tasks != "" && inTask {
+		ctx = context.WithValue(ctx, untimedKey{}, true)
+	}
+	if tasks == mcp.TaskSupportRequired || tasks == taskServerDecides || tasks != "" && inTask {
+		run = func(ctx context.Context, cs *mcp.ClientSession) (*mcp.CallToolResult, error) {
+			return cs.CallToolAsTask(ctx, p, nil)
+		}
 	}
 	var res *mcp.CallToolResult
 	var err error

@@ -80,6 +80,15 @@ func testUpstream(name string) *mcp.Server {
 		})
 		return mcp.TextResult("ok"), nil, nil
 	})
+	mcp.AddTool(s, &mcp.Tool{Name: "job", Description: "Runs only as a task, for longer than the gateway's timeout in the tests", Execution: &mcp.ToolExecution{TaskSupport: mcp.TaskSupportRequired}}, func(ctx context.Context, req *mcp.CallToolRequest, in textIn) (*mcp.CallToolResult, any, error) {
+		select {
+		case <-time.After(1500 * time.Millisecond):
+			return mcp.TextResult(name + " did " + in.Text), nil, nil
+		case <-ctx.Done():
+			fmt.Fprintln(os.Stderr, "job was cancelled")
+			return nil, nil, ctx.Err()
+		}
+	})
 	mcp.AddTool(s, &mcp.Tool{Name: "touch", Description: "Tells its subscribers that a resource changed"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct {
 		URI string `json:"uri"`
 	}) (*mcp.CallToolResult, any, error) {

@@ -744,7 +744,7 @@ func (cs *ClientSession) call(ctx context.Context, method string, params, result
 		}
 	}
 	if cs.isModern() {
-		if p, err = cs.metaParams(p); err != nil {
+		if p, err = cs.metaParams(ctx, p); err != nil {
 			return err
 		}
 	}

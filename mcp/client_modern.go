@@ -34,7 +34,7 @@ func (cs *ClientSession) discover(ctx context.Context, pinned bool) (bool, error
 		defer cancel()
 	}
 	// _meta is added by hand: the session is not modern yet.
-	p, err := cs.metaParams(nil)
+	p, err := cs.metaParams(nil, nil)
 	if err != nil {
 		return false, err
 	}
@@ -99,7 +99,7 @@ var errProbeClosed = errors.New("mcp: the server closed the connection on the se
 
 // metaParams returns params (encoded, or nil) with the modern _meta keys
 // added.
-func (cs *ClientSession) metaParams(p []byte) ([]byte, error) {
+func (cs *ClientSession) metaParams(ctx context.Context, p []byte) ([]byte, error) {
 	var obj map[string]jsontext.Value
 	if len(p) > 0 {
 		if err := unmarshalValue(p, &obj); err != nil {
@@ -116,7 +116,16 @@ func (cs *ClientSession) metaParams(p []byte) ([]byte, error) {
 		}
 	}
 	meta[MetaProtocolVersion] = ModernVersion
-	meta[MetaClientCapabilities] = cs.client.capabilities()
+	caps := cs.client.capabilities()
+	if ctx != nil && ctx.Value(withTasksExtension{}) != nil {
+		ext := make(map[string]jsontext.Value, len(caps.Extensions)+1)
+		for k, v := range caps.Extensions {
+			ext[k] = v
+		}
+		ext[ExtensionTasks] = jsontext.Value("{}")
+		caps.Extensions = ext
+	}
+	meta[MetaClientCapabilities] = caps
 	meta[MetaClientInfo] = cs.client.impl
 	cs.mu.Lock()
 	if cs.logLevel != "" {
@@ -156,6 +165,15 @@ func (cs *ClientSession) modernResult(ctx context.Context, method string, params
 		}
 		return nil
 	case "input_required":
+	case "task":
+		if tr, ok := result.(*modernTaskResult); ok {
+			tr.task = &DetailedTask{}
+			if err := unmarshalValue(raw, tr.task); err != nil {
+				return fmt.Errorf("mcp: the server's %s task is malformed: %w", method, err)
+			}
+			return nil
+		}
+		return fmt.Errorf("mcp: the server answered %s with a task, which this call did not ask for", method)
 	default:
 		return fmt.Errorf("mcp: the server's %s result has resultType %q, which this client does not know", method, truncateString(head.ResultType, 32))
 	}

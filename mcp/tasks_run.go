@@ -357,6 +357,15 @@ var errTaskEnded = errors.New("mcp: the task has ended")
 type taskKey struct{}
 
 // taskFrom returns the task a handler's context runs, if any.
+// TaskIDFrom reports the task a tool handler runs in, if it runs in
+// one: code that calls on (a proxy) can then make its own call a task.
+func TaskIDFrom(ctx context.Context) (string, bool) {
+	if t := taskFrom(ctx); t != nil {
+		return t.id, true
+	}
+	return "", false
+}
+
 func taskFrom(ctx context.Context) *task {
 	t, _ := ctx.Value(taskKey{}).(*task)
 	return t
