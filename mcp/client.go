@@ -287,6 +287,7 @@ type ClientSession struct {
 	// subs are the 2026-07-28 resource subscriptions, by URI, and
 	// listenAcks their requests waiting for acknowledgement, by raw id.
 	subs       map[string]*modernSub
+	metaFixed  []byte // the fixed members of a modern request's _meta, encoded
 	listenAcks map[string]chan jsontext.Value
 	// paramHeaders are the x-mcp-header annotations of the tools listed.
 	paramHeaders map[string][]ParamHeader
@@ -738,13 +739,12 @@ func (cs *ClientSession) call(ctx context.Context, method string, params, result
 	}
 	defer forget()
 	defer pc.done.Store(true)
-	if token != "" {
-		if p, err = setProgressToken(p, token); err != nil {
+	if cs.isModern() {
+		if p, err = cs.metaParams(ctx, p, token); err != nil {
 			return err
 		}
-	}
-	if cs.isModern() {
-		if p, err = cs.metaParams(ctx, p); err != nil {
+	} else if token != "" {
+		if p, err = setProgressToken(p, token); err != nil {
 			return err
 		}
 	}
@@ -827,6 +827,9 @@ func encodeParams(params any) ([]byte, error) {
 
 // setProgressToken adds _meta.progressToken to encoded params.
 func setProgressToken(p []byte, token string) ([]byte, error) {
+	if out, ok := withMeta(p, []byte(`"progressToken":`+token)); ok {
+		return out, nil
+	}
 	var obj map[string]any
 	if len(p) > 0 {
 		if err := unmarshalValue(p, &obj); err != nil {

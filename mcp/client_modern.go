@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -34,7 +35,7 @@ func (cs *ClientSession) discover(ctx context.Context, pinned bool) (bool, error
 		defer cancel()
 	}
 	// _meta is added by hand: the session is not modern yet.
-	p, err := cs.metaParams(nil, nil)
+	p, err := cs.metaParams(nil, nil, "")
 	if err != nil {
 		return false, err
 	}
@@ -98,8 +99,15 @@ func (cs *ClientSession) discover(ctx context.Context, pinned bool) (bool, error
 var errProbeClosed = errors.New("mcp: the server closed the connection on the server/discover probe")
 
 // metaParams returns params (encoded, or nil) with the modern _meta keys
-// added.
-func (cs *ClientSession) metaParams(ctx context.Context, p []byte) ([]byte, error) {
+// added, and the progress token when there is one (raw JSON).
+func (cs *ClientSession) metaParams(ctx context.Context, p []byte, token string) ([]byte, error) {
+	members := cs.metaMembers(ctx)
+	if token != "" {
+		members = append(append(members, `,"progressToken":`...), token...)
+	}
+	if out, ok := withMeta(p, members); ok {
+		return out, nil
+	}
 	var obj map[string]jsontext.Value
 	if len(p) > 0 {
 		if err := unmarshalValue(p, &obj); err != nil {
@@ -132,6 +140,9 @@ func (cs *ClientSession) metaParams(ctx context.Context, p []byte) ([]byte, erro
 		meta[MetaLogLevel] = cs.logLevel
 	}
 	cs.mu.Unlock()
+	if token != "" {
+		meta["progressToken"] = jsontext.Value(token)
+	}
 	m, err := marshal(meta)
 	if err != nil {
 		return nil, err
@@ -312,4 +323,69 @@ func supportsModern(data jsontext.Value) bool {
 		Supported []string `json:"supported"`
 	}
 	return unmarshalValue(data, &d) == nil && slices.Contains(d.Supported, ModernVersion)
+}
+
+// metaMembers are the members of a modern request's _meta, encoded
+// without braces: the session's fixed ones (encoded once) and its log
+// level. The caller may append to the slice it gets.
+func (cs *ClientSession) metaMembers(ctx context.Context) []byte {
+	tasks := ctx != nil && ctx.Value(withTasksExtension{}) != nil
+	cs.mu.Lock()
+	fixed, level := cs.metaFixed, cs.logLevel
+	cs.mu.Unlock()
+	if fixed == nil || tasks {
+		caps := cs.client.capabilities()
+		if tasks {
+			ext := make(map[string]jsontext.Value, len(caps.Extensions)+1)
+			for k, v := range caps.Extensions {
+				ext[k] = v
+			}
+			ext[ExtensionTasks] = jsontext.Value("{}")
+			caps.Extensions = ext
+		}
+		c, _ := marshal(caps)
+		info, _ := marshal(cs.client.impl)
+		b := []byte(`"` + MetaProtocolVersion + `":"` + ModernVersion + `","` + MetaClientCapabilities + `":`)
+		b = append(b, c...)
+		b = append(b, `,"`+MetaClientInfo+`":`...)
+		fixed = append(b, info...)
+		if !tasks {
+			cs.mu.Lock()
+			cs.metaFixed = fixed
+			cs.mu.Unlock()
+		}
+	}
+	out := make([]byte, 0, len(fixed)+64)
+	out = append(out, fixed...)
+	if level != "" {
+		out = append(out, `,"`+MetaLogLevel+`":`...)
+		out, _ = jsontext.AppendQuote(out, string(level))
+	}
+	return out
+}
+
+// withMeta adds {"_meta":{members}} to params that have no _meta: none,
+// null, or an object in which "_meta" appears nowhere (the check is on
+// the bytes, so a _meta deeper down sends the call the slow way, which
+// merges). ok is false when it cannot.
+func withMeta(p, members []byte) (out []byte, ok bool) {
+	p = bytes.TrimSpace(p)
+	if len(p) == 0 || string(p) == "null" {
+		out = make([]byte, 0, len(members)+12)
+		out = append(out, `{"_meta":{`...)
+		out = append(out, members...)
+		return append(out, `}}`...), true
+	}
+	if p[0] != '{' || bytes.Contains(p, []byte(`"_meta"`)) {
+		return nil, false
+	}
+	rest := bytes.TrimSpace(p[1:])
+	out = make([]byte, 0, len(p)+len(members)+13)
+	out = append(out, `{"_meta":{`...)
+	out = append(out, members...)
+	out = append(out, '}')
+	if len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, rest...), true
 }

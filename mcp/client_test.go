@@ -461,3 +461,28 @@ func TestToolParamHeaders(t *testing.T) {
 		t.Errorf("headers %v", got)
 	}
 }
+
+// withMeta adds _meta without decoding params, and declines where a
+// _meta might already be, for the merging path.
+func TestWithMeta(t *testing.T) {
+	m := []byte(`"a":1`)
+	for in, want := range map[string]string{
+		``:                       `{"_meta":{"a":1}}`,
+		`null`:                   `{"_meta":{"a":1}}`,
+		`{}`:                     `{"_meta":{"a":1}}`,
+		` { } `:                  `{"_meta":{"a":1}}`,
+		`{"name":"x"}`:           `{"_meta":{"a":1},"name":"x"}`,
+		`{ "name" : {"k":[1]} }`: `{"_meta":{"a":1},"name" : {"k":[1]} }`,
+		`{"_meta":{"b":2}}`:      "",
+		`{"x":{"_meta":{}}}`:     "",
+		`[1]`:                    "",
+	} {
+		out, ok := withMeta([]byte(in), m)
+		if (want == "") == ok || ok && string(out) != want {
+			t.Errorf("withMeta(%q) = %q, %v; want %q", in, out, ok, want)
+		}
+		if ok && !json.Valid(out) {
+			t.Errorf("withMeta(%q) = %q: invalid JSON", in, out)
+		}
+	}
+}
