@@ -1,7 +1,6 @@
 package toolsearch
 
 import (
-	"cmp"
 	"context"
 	"maps"
 	"math"
@@ -52,17 +51,21 @@ func (ix *Index) Search(ctx context.Context, q Query) []Hit {
 	}
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	scores := ix.bm25(q.Text)
-	ranked := ix.rank(scores, q.Allow)
+	acc := getAccum(len(ix.docs))
+	defer acc.release()
+	// Candidates stay unordered until the end: ordering them all would
+	// cost more than scoring them.
+	cands := ix.bm25(q.Text, acc)
+	allow := q.Allow
 	if qvec != nil {
-		ranked = ix.fuse(ranked, ix.vectors.nearest(qvec, ix.docs, q.Allow, 100))
+		cands = ix.fuse(ix.best(cands, allow, 100), ix.vectors.nearest(qvec, ix.docs, allow, 100))
+		allow = nil
 	}
 	if q.Servers > 0 {
-		ranked = ix.twoStage(ranked, q.Servers)
+		cands = ix.twoStage(ix.allowed(cands, allow), q.Servers)
+		allow = nil
 	}
-	if len(ranked) > k {
-		ranked = ranked[:k]
-	}
+	ranked := ix.best(cands, allow, k)
 	hits := make([]Hit, len(ranked))
 	for i, r := range ranked {
 		d := ix.docs[r.id]
@@ -137,8 +140,9 @@ func idf(df, n int) float64 {
 // frequencies in each field, weighted and normalised by the field's
 // length, are summed before saturation, so a word repeated across fields
 // counts less than distinct words. The score is then raised by how much
-// of the tool's name the query covers.
-func (ix *Index) bm25(text string) map[int32]float64 {
+// of the tool's name the query covers. It returns the docs scored, in no
+// particular order.
+func (ix *Index) bm25(text string, acc *accum) []scored {
 	if ix.live == 0 {
 		return nil
 	}
@@ -149,18 +153,15 @@ func (ix *Index) bm25(text string) map[int32]float64 {
 		norm[f] = ix.opts.Weights.of(f)
 	}
 	k1 := ix.opts.K1
-	scores := map[int32]float64{}
 	qt := ix.queryTerms(text)
 	// In a fixed order: floating-point sums in map order differ in the
 	// last digits from run to run, and ties would swap places.
-	inQuery := map[*term]bool{}
 	for _, s := range slices.Sorted(maps.Keys(qt)) {
 		qw := qt[s]
 		term := ix.terms[s]
 		if term == nil || term.df == 0 {
 			continue
 		}
-		inQuery[term] = true
 		idf := idf(term.df, ix.live)
 		for _, p := range term.postings {
 			if !ix.current(p) {
@@ -178,97 +179,27 @@ func (ix *Index) bm25(text string) map[int32]float64 {
 					tf += norm[f] * float64(c) / l
 				}
 			}
-			scores[p.doc] += qw * idf * tf * (k1 + 1) / (tf + k1)
+			acc.add(p.doc, qw*idf*tf*(k1+1)/(tf+k1))
+			if p.tf[fName] > 0 {
+				acc.have[p.doc] += idf
+			}
 		}
 	}
-	if coverWeight > 0 {
-		for id, s := range scores {
-			var have, all float64
+	out := acc.out[:0]
+	for _, id := range acc.ids {
+		s := acc.score[id]
+		// A doc whose name has no query term keeps its score as it is
+		// (times 1): only the others need their name's whole weight.
+		if have := acc.have[id]; coverWeight > 0 && have > 0 {
+			var all float64
 			d := ix.docs[id]
 			for _, t := range d.terms[:d.names] {
-				idf := idf(t.df, ix.live)
-				all += idf
-				if inQuery[t] {
-					have += idf
-				}
+				all += idf(t.df, ix.live)
 			}
-			if all > 0 {
-				scores[id] = s * (1 + coverWeight*have/all)
-			}
-		}
-	}
-	return scores
-}
-
-// rank sorts scores best first; ties go to the shorter name, then by
-// name, so that results are stable.
-func (ix *Index) rank(scores map[int32]float64, allow func(string) bool) []scored {
-	out := make([]scored, 0, len(scores))
-	for id, s := range scores {
-		if allow != nil && !allow(ix.docs[id].key) {
-			continue
+			s *= 1 + coverWeight*have/all
 		}
 		out = append(out, scored{id, s})
 	}
-	slices.SortFunc(out, func(a, b scored) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		ka, kb := ix.docs[a.id].key, ix.docs[b.id].key
-		return cmp.Or(cmp.Compare(len(ka), len(kb)), cmp.Compare(ka, kb))
-	})
+	acc.out = out
 	return out
-}
-
-// twoStage keeps the tools of the best servers: a server is as good as
-// its best tool plus a little for each other good one, so that a server
-// with several matching tools outranks one lucky match.
-func (ix *Index) twoStage(ranked []scored, servers int) []scored {
-	type agg struct {
-		best, rest float64
-		n          int
-	}
-	by := map[string]*agg{}
-	for _, r := range ranked {
-		s := ix.docs[r.id].server
-		a := by[s]
-		if a == nil {
-			a = &agg{best: r.score}
-			by[s] = a
-		} else if a.n < 3 {
-			a.rest += r.score
-		}
-		a.n++
-	}
-	names := make([]string, 0, len(by))
-	for s := range by {
-		names = append(names, s)
-	}
-	score := func(s string) float64 { return by[s].best + 0.25*by[s].rest }
-	slices.SortFunc(names, func(a, b string) int {
-		return cmp.Or(cmp.Compare(score(b), score(a)), cmp.Compare(a, b))
-	})
-	if len(names) > servers {
-		names = names[:servers]
-	}
-	return slices.DeleteFunc(ranked, func(r scored) bool { return !slices.Contains(names, ix.docs[r.id].server) })
-}
-
-// rrfK is reciprocal rank fusion's constant, as its authors chose it.
-const rrfK = 60
-
-// fuse merges lexical and dense rankings by reciprocal rank: each list
-// votes 1/(60+rank) for its tools. The fused score replaces BM25's.
-func (ix *Index) fuse(lexical, dense []scored) []scored {
-	votes := map[int32]float64{}
-	for i, r := range lexical {
-		if i == 100 {
-			break
-		}
-		votes[r.id] += 1 / float64(rrfK+i+1)
-	}
-	for i, r := range dense {
-		votes[r.id] += 1 / float64(rrfK+i+1)
-	}
-	return ix.rank(votes, nil)
 }
