@@ -7,6 +7,7 @@ package gateway
 
 import (
 	"cmp"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -289,15 +290,24 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	// gateway's whose tool the upstream can run as one, runs as the
 	// upstream's task: the gateway waits for it, untimed (the task ends
 	// when its caller cancels it or its time to live passes). A
-	// 2026-07-28 upstream with tasks decides for itself, so every call
-	// declares the extension; a plain call stays timed.
+	// 2026-07-28 upstream with tasks decides for itself, so a plain
+	// call goes plainly and again as a task if the upstream wants one
+	// (-32021 naming the extension), timed as a call.
 	_, inTask := mcp.TaskIDFrom(ctx)
-	if tasks == mcp.TaskSupportRequired || tasks != "" && inTask {
+	switch {
+	case tasks == mcp.TaskSupportRequired || tasks != "" && inTask:
 		ctx = context.WithValue(ctx, untimedKey{}, true)
-	}
-	if tasks == mcp.TaskSupportRequired || tasks == taskServerDecides || tasks != "" && inTask {
 		run = func(ctx context.Context, cs *mcp.ClientSession) (*mcp.CallToolResult, error) {
 			return cs.CallToolAsTask(ctx, p, nil)
+		}
+	case tasks == taskServerDecides:
+		run = func(ctx context.Context, cs *mcp.ClientSession) (*mcp.CallToolResult, error) {
+			res, err := cs.CallToolParams(ctx, p)
+			var ce *mcp.CallError
+			if errors.As(err, &ce) && ce.Err.Code == mcp.CodeMissingRequiredClientCapability && bytes.Contains(ce.Err.Data, []byte(mcp.ExtensionTasks)) {
+				return cs.CallToolAsTask(ctx, p, nil)
+			}
+			return res, err
 		}
 	}
 	var res *mcp.CallToolResult

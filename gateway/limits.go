@@ -119,7 +119,7 @@ func (l *limiter) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		tenant, _ := TenantFrom(ctx)
 		who := tenant + "\x00" + mcp.PrincipalFrom(ctx)
-		tool := toolName(req)
+		tool := toolName(ctx, req)
 		release, err := l.admit(tenant, who, tool)
 		if err != nil {
 			return nil, err
@@ -129,8 +129,14 @@ func (l *limiter) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// toolCallKey: the request log has read the tool a tools/call calls.
+type toolCallKey struct{}
+
 // toolName is the tool a tools/call calls (see calledTool).
-func toolName(req *mcp.Request) string {
+func toolName(ctx context.Context, req *mcp.Request) string {
+	if name, ok := ctx.Value(toolCallKey{}).(string); ok {
+		return name
+	}
 	call, _ := calledTool(req.RawParams)
 	return call.Name
 }

@@ -13,9 +13,10 @@ import (
 // may run as a task: a client of either era calls it plainly and the
 // gateway runs the upstream task and waits for it, past the upstream's
 // timeout (1s here), which bounds calls and not tasks. A 2026-07-28
-// upstream with tasks decides for itself: the gateway's calls declare
-// the extension, and a plain call stays timed, so its job is reached
-// only as a task of the gateway's (a 2025-11-25 client's here), untimed.
+// upstream with tasks decides for itself: a plain call goes plainly (so
+// echo answers at once) and again as a task when the upstream asks for
+// the extension, timed as a call, so its job is reached only as a task
+// of the gateway's (a 2025-11-25 client's here), untimed.
 func TestGatewayUpstreamTasks(t *testing.T) {
 	var logs logBuffer
 	ups := modernRelayUpstreams(t)
@@ -37,6 +38,9 @@ func TestGatewayUpstreamTasks(t *testing.T) {
 		}
 		if got := callText(t, cs, "alpha_job", map[string]string{"text": "x"}); got != "alpha did x" {
 			t.Errorf("%s, alpha_job: %q", era, got)
+		}
+		if got := callText(t, cs, "gamma_echo", map[string]string{"text": "e"}); got != "gamma: e" {
+			t.Errorf("%s, gamma_echo: %q", era, got)
 		}
 		if _, err := cs.CallTool(context.Background(), "gamma_job", map[string]string{"text": "x"}); rpcCode(err) != CodeUpstreamTimeout {
 			t.Errorf("%s, gamma_job called plainly: %v, want the timeout's code", era, err)

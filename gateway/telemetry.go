@@ -19,36 +19,50 @@ import (
 func (g *Gateway) requestLog(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, req *mcp.Request) (any, error) {
 		t0 := time.Now()
+		// The params of a tool call are decoded once, for the limiter,
+		// the log and the audit record alike; sanitized only for those
+		// that keep them.
+		var call toolCall
+		var via bool
+		if req.Method == "tools/call" {
+			call, via = calledTool(req.RawParams)
+			ctx = context.WithValue(ctx, toolCallKey{}, call.Name)
+		}
 		res, err := next(ctx, req)
 		if req.IsNotification() {
 			return res, err
 		}
 		took := time.Since(t0)
 		principal := mcp.PrincipalFrom(ctx)
-		attrs := []slog.Attr{
-			slog.String("method", req.Method),
-			slog.String("id", req.ID.String()),
-			slog.String("principal", principal),
-			slog.String("protocol", req.ProtocolVersion()),
-			slog.Duration("duration", took),
+		logging := g.logger.Enabled(ctx, slog.LevelInfo)
+		var attrs []slog.Attr
+		if logging {
+			attrs = []slog.Attr{
+				slog.String("method", req.Method),
+				slog.String("id", req.ID.String()),
+				slog.String("principal", principal),
+				slog.String("protocol", req.ProtocolVersion()),
+				slog.Duration("duration", took),
+			}
 		}
-		// The params of a tool call are decoded and sanitized once, for
-		// the log and the audit record alike.
-		var call toolCall
 		var args any
 		tool, upstream := "", ""
 		if req.Method == "tools/call" {
-			var via bool
-			call, via = calledTool(req.RawParams)
-			if via {
-				attrs = append(attrs, slog.String("via", MetaCallTool))
+			if logging || g.audit != nil {
+				args = sanitize(call.Arguments)
 			}
-			args = sanitize(call.Arguments)
 			tool = "unknown" // a bounded label for names we do not publish
-			attrs = append(attrs, slog.String("tool", call.Name), slog.Any("arguments", args))
 			if u := g.owner(call.Name); u != nil {
 				tool, upstream = call.Name, u.cfg.Name
-				attrs = append(attrs, slog.String("upstream", upstream))
+			}
+			if logging {
+				if via {
+					attrs = append(attrs, slog.String("via", MetaCallTool))
+				}
+				attrs = append(attrs, slog.String("tool", call.Name), slog.Any("arguments", args))
+				if upstream != "" {
+					attrs = append(attrs, slog.String("upstream", upstream))
+				}
 			}
 		}
 		oc := outcome(res, err)
@@ -80,7 +94,9 @@ func (g *Gateway) requestLog(next mcp.MethodHandler) mcp.MethodHandler {
 		if upstream != "" && err == nil && oc[0].Value.String() == "ok" {
 			g.coCalls.called(g.search, callerKey(ctx, req), call.Name, t0)
 		}
-		g.logger.LogAttrs(ctx, slog.LevelInfo, "gateway: request", attrs...)
+		if logging {
+			g.logger.LogAttrs(ctx, slog.LevelInfo, "gateway: request", attrs...)
+		}
 		return res, err
 	}
 }

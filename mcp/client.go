@@ -286,9 +286,11 @@ type ClientSession struct {
 	acked  chan struct{} // closed when the listen request is acknowledged
 	// subs are the 2026-07-28 resource subscriptions, by URI, and
 	// listenAcks their requests waiting for acknowledgement, by raw id.
-	subs       map[string]*modernSub
-	metaFixed  []byte // the fixed members of a modern request's _meta, encoded
-	listenAcks map[string]chan jsontext.Value
+	subs map[string]*modernSub
+	// The fixed members of a modern request's _meta, encoded; and with
+	// the tasks extension declared.
+	metaFixed, metaFixedTasks []byte
+	listenAcks                map[string]chan jsontext.Value
 	// paramHeaders are the x-mcp-header annotations of the tools listed.
 	paramHeaders map[string][]ParamHeader
 	logLevel     LoggingLevel // modern: sent as _meta logLevel

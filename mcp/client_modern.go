@@ -332,8 +332,11 @@ func (cs *ClientSession) metaMembers(ctx context.Context) []byte {
 	tasks := ctx != nil && ctx.Value(withTasksExtension{}) != nil
 	cs.mu.Lock()
 	fixed, level := cs.metaFixed, cs.logLevel
+	if tasks {
+		fixed = cs.metaFixedTasks
+	}
 	cs.mu.Unlock()
-	if fixed == nil || tasks {
+	if fixed == nil {
 		caps := cs.client.capabilities()
 		if tasks {
 			ext := make(map[string]jsontext.Value, len(caps.Extensions)+1)
@@ -349,11 +352,13 @@ func (cs *ClientSession) metaMembers(ctx context.Context) []byte {
 		b = append(b, c...)
 		b = append(b, `,"`+MetaClientInfo+`":`...)
 		fixed = append(b, info...)
-		if !tasks {
-			cs.mu.Lock()
+		cs.mu.Lock()
+		if tasks {
+			cs.metaFixedTasks = fixed
+		} else {
 			cs.metaFixed = fixed
-			cs.mu.Unlock()
 		}
+		cs.mu.Unlock()
 	}
 	out := make([]byte, 0, len(fixed)+64)
 	out = append(out, fixed...)
