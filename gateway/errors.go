@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -56,10 +55,3 @@ func upstreamError(server string, ctx context.Context, err error) error {
 }
 
 var errCallTimeout = errors.New("the upstream's timeout passed")
-
-func jsonUnmarshal(b []byte, v any) error {
-	if len(b) == 0 {
-		return nil
-	}
-	return json.Unmarshal(b, v)
-}

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -159,20 +158,24 @@ func addTool[In, Out any](s *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, O
 
 // toolCall is the part of tools/call params the gateway reads itself.
 type toolCall struct {
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
+	Name      string         `json:"name"`
+	Arguments jsontext.Value `json:"arguments"`
 }
 
 // calledTool reads the tool a tools/call calls and its arguments: for a
 // call through call_tool, the tool it names (via), so that limits, logs
 // and the audit record count the tool that runs.
 func calledTool(params []byte) (call toolCall, via bool) {
-	jsonUnmarshal(params, &call)
+	// Decoded on every call, so with the faster codec; a malformed
+	// params leaves the name empty, and the handler says what is wrong.
+	if len(params) > 0 {
+		jsonv2.Unmarshal(params, &call, jsonv2.RejectUnknownMembers(false))
+	}
 	if call.Name != MetaCallTool {
 		return call, false
 	}
 	var inner toolCall
-	if jsonUnmarshal(call.Arguments, &inner) != nil || inner.Name == "" {
+	if len(call.Arguments) == 0 || jsonv2.Unmarshal(call.Arguments, &inner) != nil || inner.Name == "" {
 		return call, false
 	}
 	return inner, true

@@ -49,7 +49,7 @@ func (g *Gateway) requestLog(next mcp.MethodHandler) mcp.MethodHandler {
 		tool, upstream := "", ""
 		if req.Method == "tools/call" {
 			if logging || g.audit != nil {
-				args = sanitize(call.Arguments)
+				args = sanitize(json.RawMessage(call.Arguments))
 			}
 			tool = "unknown" // a bounded label for names we do not publish
 			if u := g.owner(call.Name); u != nil {
