@@ -139,13 +139,35 @@ func keepTail(tail, b []byte) []byte {
 
 // LineWriter writes newline-delimited messages. Write may be called from
 // many goroutines; each message is written whole. Writers that arrive while
-// another is writing are flushed together, so a burst of replies costs one
+// another is writing are flushed together, and so are messages written
+// while the writer is held (see Hold), so a burst of replies costs one
 // system call rather than one each.
 type LineWriter struct {
 	mu      sync.Mutex
 	w       *bufio.Writer
 	waiting atomic.Int32
+	held    atomic.Int32
 	err     error
+}
+
+// Hold tells the writer that another message is on its way soon (a
+// request handed to a goroutine that has not started yet, say): until the
+// matching Release, writes stay in the buffer. Release flushes what the
+// last hold kept back, so a hold delays a message only as long as it is
+// held; it must not be kept across anything slow.
+func (lw *LineWriter) Hold() { lw.held.Add(1) }
+
+// Release ends a Hold; the last one flushes what was kept back.
+func (lw *LineWriter) Release() error {
+	if lw.held.Add(-1) != 0 {
+		return nil
+	}
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if lw.err == nil && lw.w.Buffered() > 0 && lw.waiting.Load() == 0 && lw.held.Load() == 0 {
+		lw.err = lw.w.Flush()
+	}
+	return lw.err
 }
 
 // NewLineWriter returns a LineWriter on w.
@@ -167,8 +189,9 @@ func (lw *LineWriter) Write(msg []byte) error {
 	}
 	lw.w.Write(msg)
 	lw.w.WriteByte('\n')
-	// The last writer in a burst flushes for everyone before it.
-	if lw.waiting.Load() == 0 {
+	// The last writer in a burst flushes for everyone before it; while
+	// the writer is held, the last Release does.
+	if lw.waiting.Load() == 0 && lw.held.Load() == 0 {
 		lw.err = lw.w.Flush()
 	}
 	return lw.err

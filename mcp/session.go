@@ -216,6 +216,14 @@ func (ss *ServerSession) processMessage(ctx context.Context, msg *jsonrpc.Messag
 		}
 		if wait || req.inline {
 			ss.run(ctx, req)
+		} else if h, ok := w.(holder); ok {
+			// Replies written before this request starts wait for it:
+			// a burst of pipelined requests is answered in one write.
+			h.hold()
+			workpool.Go(func() {
+				h.release()
+				ss.run(ctx, req)
+			})
 		} else {
 			workpool.Go(func() { ss.run(ctx, req) })
 		}

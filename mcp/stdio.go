@@ -38,6 +38,15 @@ type lineConn struct {
 
 func (c *lineConn) ReadMessage() ([]byte, error)  { return c.r.Read() }
 func (c *lineConn) WriteMessage(msg []byte) error { return c.w.Write(msg) }
+func (c *lineConn) hold()                         { c.w.Hold() }
+func (c *lineConn) release()                      { c.w.Release() }
+
+// holder is a MessageWriter that can keep writes back while requests it
+// will answer wait to start, so that their replies share one write.
+type holder interface {
+	hold()
+	release()
+}
 
 func (c *lineConn) Close() error {
 	var err error
