@@ -1,6 +1,7 @@
 package toolsearch
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -22,45 +23,106 @@ import (
 // ("MySQL" is my, sql and mysql; "GitHub" git, hub and github), since
 // people write those names both ways.
 func words(s string, out []string) []string {
-	var b, run strings.Builder
-	parts := 0
-	flush := func() {
-		if b.Len() > 0 {
-			out = append(out, b.String())
-			b.Reset()
-			parts++
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return wordsUnicode(s, out)
 		}
 	}
-	endRun := func() {
-		flush()
-		if parts > 1 {
-			out = append(out, run.String())
-		}
-		run.Reset()
-		parts = 0
-	}
-	var prev rune
-	for i, r := range s {
-		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			if unicode.IsUpper(r) && b.Len() > 0 {
-				next, _ := utf8.DecodeRuneInString(s[i+utf8.RuneLen(r):])
-				// A lower-case letter before, or a capital followed by a
-				// lower-case letter after a run of capitals or a digit
-				// ("EC2Instance"), starts a word.
-				if unicode.IsLower(prev) || (unicode.IsUpper(prev) || unicode.IsDigit(prev)) && unicode.IsLower(next) {
-					flush()
+	return wordsASCII(s, out)
+}
+
+// wordsASCII is words for ASCII text, nearly all of it: its words are
+// slices of one lower-case copy of s (or of s itself), so that splitting
+// a description allocates once at most, not once a word.
+func wordsASCII(s string, out []string) []string {
+	lower := strings.ToLower(s) // s itself when it has no capital
+	// Where the word and the run under way start (run -1 between runs),
+	// and how many words of the run were split off before the word.
+	start, run, parts := 0, -1, 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && isAlnum(s[i]) {
+			switch {
+			case run < 0:
+				start, run = i, i
+			case isUpper(s[i]) && start < i:
+				// As in wordsUnicode, which says why.
+				prev, next := s[i-1], byte(0)
+				if i+1 < len(s) {
+					next = s[i+1]
+				}
+				if isLower(prev) || (isUpper(prev) || isDigit(prev)) && isLower(next) {
+					out = append(out, lower[start:i])
+					parts++
+					start = i
 				}
 			}
-			lr := unicode.ToLower(r)
-			b.WriteRune(lr)
-			run.WriteRune(lr)
-		default:
-			endRun()
+			continue
 		}
+		if run >= 0 {
+			out = append(out, lower[start:i])
+			if parts > 0 {
+				out = append(out, lower[run:i])
+			}
+			run, parts = -1, 0
+		}
+	}
+	return out
+}
+
+func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
+func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+func isAlnum(c byte) bool { return isLower(c) || isUpper(c) || isDigit(c) }
+
+// wordsUnicode is words for any text. Its words are slices of one string
+// of s's letters and digits, lower-cased, for the same reason.
+func wordsUnicode(s string, out []string) []string {
+	var lower strings.Builder
+	lower.Grow(len(s))
+	// The words as spans of lower, made strings once it is complete (on
+	// the stack unless there are many).
+	var spanBuf [64][2]int
+	spans := spanBuf[:0]
+	start, run, parts := 0, -1, 0 // as in wordsASCII, in lower
+	var prev rune
+	for i, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			if run >= 0 {
+				spans = append(spans, [2]int{start, lower.Len()})
+				if parts > 0 {
+					spans = append(spans, [2]int{run, lower.Len()})
+				}
+				run, parts = -1, 0
+			}
+			prev = r
+			continue
+		}
+		if run < 0 {
+			start, run = lower.Len(), lower.Len()
+		} else if unicode.IsUpper(r) && start < lower.Len() {
+			next, _ := utf8.DecodeRuneInString(s[i+utf8.RuneLen(r):])
+			// A lower-case letter before, or a capital followed by a
+			// lower-case letter after a run of capitals or a digit
+			// ("EC2Instance"), starts a word.
+			if unicode.IsLower(prev) || (unicode.IsUpper(prev) || unicode.IsDigit(prev)) && unicode.IsLower(next) {
+				spans = append(spans, [2]int{start, lower.Len()})
+				parts++
+				start = lower.Len()
+			}
+		}
+		lower.WriteRune(unicode.ToLower(r))
 		prev = r
 	}
-	endRun()
+	if run >= 0 {
+		spans = append(spans, [2]int{start, lower.Len()})
+		if parts > 0 {
+			spans = append(spans, [2]int{run, lower.Len()})
+		}
+	}
+	ls := lower.String()
+	for _, sp := range spans {
+		out = append(out, ls[sp[0]:sp[1]])
+	}
 	return out
 }
 
@@ -94,38 +156,98 @@ func stem(w string) string {
 	return english.Stem(w, false)
 }
 
-// analyzer turns text into terms, with a cache of stems: the same few
-// thousand words recur across a catalog and its queries. Only indexing
+// analyzer turns text into terms, with a cache of what each word is (its
+// stem, whether it is a stop word): the same few thousand words recur
+// across a catalog and its queries, and stemming is costly. Only indexing
 // (under the index's write lock) adds to the cache; queries, which run
 // concurrently, only read it.
 type analyzer struct {
-	stems map[string]string
+	words map[string]word
 }
 
-func newAnalyzer() *analyzer { return &analyzer{stems: map[string]string{}} }
+// word is what the analyzer knows of a lower-case word.
+type word struct {
+	stem string
+	stop bool
+}
 
-// terms appends the terms of s to out; learn says whether new stems may
-// be cached.
-func (a *analyzer) terms(s string, out []string, learn bool) []string {
-	var buf [32]string
-	for _, w := range words(s, buf[:0]) {
-		if isStop(w) {
+// maxWords bounds the cache.
+const maxWords = 1 << 20
+
+func newAnalyzer() *analyzer { return &analyzer{words: map[string]word{}} }
+
+// word looks w up; learn says whether it may be cached.
+func (a *analyzer) word(w string, learn bool) word {
+	if x, ok := a.words[w]; ok {
+		return x
+	}
+	if learn {
+		// w is often a slice of a long text, which neither the cache nor
+		// the index (a stem may be w itself) must keep alive.
+		w = strings.Clone(w)
+	}
+	x := word{stem: stem(w), stop: isStop(w)}
+	if learn && len(a.words) < maxWords {
+		a.words[w] = x
+	}
+	return x
+}
+
+// wordOf is word for w's bytes: looking up a []byte converted in the
+// index expression allocates nothing.
+func (a *analyzer) wordOf(w []byte, learn bool) word {
+	if x, ok := a.words[string(w)]; ok {
+		return x
+	}
+	return a.word(string(w), learn)
+}
+
+func (a *analyzer) stem(w string, learn bool) string { return a.word(w, learn).stem }
+
+// analysis is what analyze makes of one text, kept from one text to the
+// next so that its slices are allocated once.
+type analysis struct {
+	words []string
+	info  []word
+	terms []string // the stems of words that are not stop words
+	pairs []string // see pairs
+	cat   []byte
+}
+
+// analyze splits s into words once for both its terms and, when pairs is
+// set, its pairs; learn says whether new words may be cached.
+func (a *analyzer) analyze(s string, pairs, learn bool, t *analysis) {
+	t.words = words(s, t.words[:0])
+	t.info, t.terms, t.pairs = t.info[:0], t.terms[:0], t.pairs[:0]
+	for _, w := range t.words {
+		x := a.word(w, learn)
+		t.info = append(t.info, x)
+		if !x.stop {
+			t.terms = append(t.terms, x.stem)
+		}
+	}
+	if !pairs {
+		return
+	}
+	ws := t.words
+	for i := 0; i+1 < len(ws); i++ {
+		if t.info[i].stop || t.info[i+1].stop || !alpha(ws[i]) || !alpha(ws[i+1]) {
 			continue
 		}
-		out = append(out, a.stem(w, learn))
+		if len(ws[i+1]) > len(ws[i]) && strings.HasSuffix(ws[i+1], ws[i]) {
+			continue // a run's last part beside the whole run, as words gives it
+		}
+		t.cat = append(append(t.cat[:0], ws[i]...), ws[i+1]...)
+		t.pairs = append(t.pairs, a.wordOf(t.cat, learn).stem)
 	}
-	return out
 }
 
-func (a *analyzer) stem(w string, learn bool) string {
-	st, ok := a.stems[w]
-	if !ok {
-		st = stem(w)
-		if learn && len(a.stems) < 1<<20 {
-			a.stems[w] = st
-		}
-	}
-	return st
+// terms appends the terms of s to out; learn says whether new words may
+// be cached.
+func (a *analyzer) terms(s string, out []string, learn bool) []string {
+	var t analysis
+	a.analyze(s, false, learn, &t)
+	return append(out, t.terms...)
 }
 
 // pairs appends the terms made of adjacent words of s run together:
@@ -134,18 +256,9 @@ func (a *analyzer) stem(w string, learn bool) string {
 // text that writes them as two, and two words side by side in a query
 // count more where they are side by side in the tool too.
 func (a *analyzer) pairs(s string, out []string, learn bool) []string {
-	var buf [32]string
-	ws := words(s, buf[:0])
-	for i := 0; i+1 < len(ws); i++ {
-		if isStop(ws[i]) || isStop(ws[i+1]) || !alpha(ws[i]) || !alpha(ws[i+1]) {
-			continue
-		}
-		if len(ws[i+1]) > len(ws[i]) && strings.HasSuffix(ws[i+1], ws[i]) {
-			continue // a run's last part beside the whole run, as words gives it
-		}
-		out = append(out, a.stem(ws[i]+ws[i+1], learn))
-	}
-	return out
+	var t analysis
+	a.analyze(s, true, learn, &t)
+	return append(out, t.pairs...)
 }
 
 func alpha(w string) bool {
@@ -165,13 +278,12 @@ func alpha(w string) bool {
 // nothing is guessed from outside it.
 func spellOut(name, text string) []string {
 	tw := words(text, nil)
-	seen := make(map[string]bool, len(tw))
-	for _, w := range tw {
-		seen[w] = true
-	}
+	// A scan of the text's words, not a set of them: only a name's few
+	// words are looked up, and prefixOf scans them anyway.
+	seen := func(w string) bool { return slices.Contains(tw, w) }
 	var out []string
 	for _, w := range words(name, nil) {
-		if seen[w] || !alpha(w) || len(w) < 2 {
+		if seen(w) || !alpha(w) || len(w) < 2 {
 			continue
 		}
 		if ws := initials(w, tw); ws != nil {
@@ -185,10 +297,10 @@ func spellOut(name, text string) []string {
 		for i := 2; i <= len(w)-2; i++ {
 			a, b := w[:i], w[i:]
 			xa, xb := a, b
-			if !seen[a] {
+			if !seen(a) {
 				xa = prefixOf(a, tw)
 			}
-			if !seen[b] {
+			if !seen(b) {
 				xb = prefixOf(b, tw)
 			}
 			if xa != "" && xb != "" {

@@ -2,7 +2,10 @@ package toolsearch
 
 import (
 	"slices"
+	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 func TestWords(t *testing.T) {
@@ -33,6 +36,96 @@ func TestWords(t *testing.T) {
 			t.Errorf("words(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
+}
+
+// wordsReference is words as it was first written, a rune at a time into
+// a new string a word: wordsASCII and wordsUnicode must split as it does.
+func wordsReference(s string) []string {
+	var out []string
+	var b, run strings.Builder
+	parts := 0
+	flush := func() {
+		if b.Len() > 0 {
+			out = append(out, b.String())
+			b.Reset()
+			parts++
+		}
+	}
+	endRun := func() {
+		flush()
+		if parts > 1 {
+			out = append(out, run.String())
+		}
+		run.Reset()
+		parts = 0
+	}
+	var prev rune
+	for i, r := range s {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if unicode.IsUpper(r) && b.Len() > 0 {
+				next, _ := utf8.DecodeRuneInString(s[i+utf8.RuneLen(r):])
+				if unicode.IsLower(prev) || (unicode.IsUpper(prev) || unicode.IsDigit(prev)) && unicode.IsLower(next) {
+					flush()
+				}
+			}
+			lr := unicode.ToLower(r)
+			b.WriteRune(lr)
+			run.WriteRune(lr)
+		default:
+			endRun()
+		}
+		prev = r
+	}
+	endRun()
+	return out
+}
+
+func checkWords(t *testing.T, s string) {
+	t.Helper()
+	want := wordsReference(s)
+	if got := wordsUnicode(s, nil); !slices.Equal(got, want) {
+		t.Fatalf("wordsUnicode(%q) = %q, want %q", s, got, want)
+	}
+	if !isASCII(s) {
+		return
+	}
+	if got := wordsASCII(s, nil); !slices.Equal(got, want) {
+		t.Fatalf("wordsASCII(%q) = %q, want %q", s, got, want)
+	}
+}
+
+func isASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// Every string of up to six of a lower-case letter, a capital, a digit
+// and a separator, ASCII and not, splits as the reference splits it.
+func TestWordsAsReference(t *testing.T) {
+	for _, alphabet := range []string{"aB1_", "éÉ٣ aB"} {
+		var each func(s string, n int)
+		each = func(s string, n int) {
+			checkWords(t, s)
+			if n < 6 {
+				for _, c := range alphabet {
+					each(s+string(c), n+1)
+				}
+			}
+		}
+		each("", 0)
+	}
+}
+
+func FuzzWords(f *testing.F) {
+	for _, s := range []string{"getFileContents", "HTTPServer", "EC2Instance", "XMLHttpRequest", "K8sCluster", "a1B2c3D", "x_Y-z.W", "ÉCOLE Über", "ǅemal İstanbul \xff\xfeKelvin", "ϒA Ab"} {
+		f.Add(s)
+	}
+	f.Fuzz(checkWords)
 }
 
 // A capital after a digit starts a word as a capital after a lower-case
@@ -94,12 +187,12 @@ func TestTerms(t *testing.T) {
 func TestAnalyzerLearn(t *testing.T) {
 	a := newAnalyzer()
 	a.terms("registries listing", nil, false)
-	if len(a.stems) != 0 {
-		t.Errorf("a query (learn false) cached stems: %v", a.stems)
+	if len(a.words) != 0 {
+		t.Errorf("a query (learn false) cached words: %v", a.words)
 	}
 	a.terms("registries listing", nil, true)
-	if a.stems["registries"] != "registri" || a.stems["listing"] != "list" {
-		t.Errorf("stems after indexing = %v", a.stems)
+	if a.words["registries"].stem != "registri" || a.words["listing"].stem != "list" {
+		t.Errorf("words after indexing = %v", a.words)
 	}
 }
 

@@ -321,10 +321,10 @@ func (ix *Index) current(p posting) bool {
 // docFreqs counts a doc's terms as it is analysed; kept from one doc to
 // the next of a batch, so that its map is allocated once.
 type docFreqs struct {
-	at    map[string]int // term → index in list
-	list  []termFreq
-	lens  [numFields]float64
-	words []string
+	at   map[string]int // term → index in list
+	list []termFreq
+	lens [numFields]float64
+	text analysis
 }
 
 func (c *docFreqs) reset() {
@@ -387,23 +387,20 @@ func (ix *Index) buildDoc(e *Entry, c *docFreqs) *doc {
 		c.at = map[string]int{}
 	}
 	c.reset()
-	buf := c.words
-	add := func(f int, text string) {
-		buf = ix.an.terms(text, buf[:0], true)
-		c.count(f, buf, true)
-		if f <= fDescription {
-			// Run-together pairs are extra evidence, not extra length.
-			buf = ix.an.pairs(text, buf[:0], true)
-			c.count(f, buf, false)
-		}
+	tx := &c.text
+	add := func(f int, s string) {
+		// Run-together pairs are extra evidence, not extra length.
+		ix.an.analyze(s, f <= fDescription, true, tx)
+		c.count(f, tx.terms, true)
+		c.count(f, tx.pairs, false)
 	}
 	name := stripServer(d.key, e.Server)
 	add(fServer, e.Server)
 	add(fName, name)
 	// What the name abbreviates, spelt out by the tool's own text, is
 	// part of the name: acr is "Azure Container Registry", kv "key-value".
-	buf = ix.an.terms(strings.Join(spellOut(name, t.Title+" "+t.Description), " "), buf[:0], true)
-	c.count(fName, buf, false)
+	ix.an.analyze(strings.Join(spellOut(name, t.Title+" "+t.Description), " "), false, true, tx)
+	c.count(fName, tx.terms, false)
 	add(fTitle, t.Title)
 	if t.Annotations != nil && t.Annotations.Title != t.Title {
 		add(fTitle, t.Annotations.Title)
@@ -416,7 +413,6 @@ func (ix *Index) buildDoc(e *Entry, c *docFreqs) *doc {
 	})
 	add(fMeta, category)
 	add(fMeta, strings.Join(keywords, " "))
-	c.words = buf
 	d.freqs, d.names = c.freqs()
 	d.lens = c.lens
 	d.tokens = EstimateTokens(t)

@@ -96,7 +96,9 @@ var (
 // (synonyms of common operations) at a fraction of a word, never more
 // than the word itself has.
 func (ix *Index) queryTerms(text string) map[string]float64 {
-	terms := ix.an.terms(text, nil, false)
+	var tx analysis
+	ix.an.analyze(text, true, false, &tx)
+	terms := tx.terms
 	w := make(map[string]float64, len(terms)*2)
 	for _, t := range terms {
 		w[t]++
@@ -111,7 +113,7 @@ func (ix *Index) queryTerms(text string) map[string]float64 {
 			}
 		}
 	}
-	for _, p := range ix.an.pairs(text, nil, false) {
+	for _, p := range tx.pairs {
 		w[p] += pairWeight
 	}
 	for _, t := range terms {
