@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -103,16 +104,18 @@ func kindName(k jsontext.Kind) string {
 // findMember returns the raw value of the top-level member name of a JSON
 // object, or nil.
 func findMember(obj []byte, name string) []byte {
-	d := jsontext.NewDecoder(bytes.NewBuffer(obj), jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+	sd := getScanDecoder(obj, findOptions...)
+	defer sd.release()
+	d := &sd.dec
 	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil
 	}
 	for d.PeekKind() == '"' {
-		k, err := d.ReadToken()
+		k, err := d.ReadValue()
 		if err != nil {
 			return nil
 		}
-		if k.String() == name {
+		if nameIs(k, name) {
 			v, err := d.ReadValue()
 			if err != nil {
 				return nil
@@ -125,6 +128,46 @@ func findMember(obj []byte, name string) []byte {
 		}
 	}
 	return nil
+}
+
+var findOptions = []jsontext.Options{jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true)}
+
+// nameIs reports whether raw, a member name as read (quoted), is name.
+func nameIs(raw []byte, name string) bool {
+	if len(raw) < 2 {
+		return false
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1:len(raw)-1]) == name
+	}
+	u, _ := jsontext.AppendUnquote(nil, raw)
+	return string(u) == name
+}
+
+// scanDecoder is a jsontext.Decoder kept for reuse: a new one costs a few
+// allocations, and the engine reads members of params and results on
+// every request.
+type scanDecoder struct {
+	buf bytes.Buffer
+	dec jsontext.Decoder
+}
+
+var scanDecoders = sync.Pool{New: func() any { return new(scanDecoder) }}
+
+// getScanDecoder returns a pooled decoder reading b in place: values it
+// returns are slices of b.
+func getScanDecoder(b []byte, opts ...jsontext.Options) *scanDecoder {
+	sd := scanDecoders.Get().(*scanDecoder)
+	sd.buf = *bytes.NewBuffer(b)
+	sd.dec.Reset(&sd.buf, opts...)
+	return sd
+}
+
+// release returns the decoder to the pool, keeping nothing of its input.
+func (sd *scanDecoder) release() {
+	sd.buf = bytes.Buffer{}
+	sd.dec.Reset(&sd.buf)
+	scanDecoders.Put(sd)
 }
 
 func stack() string { return string(debug.Stack()) }

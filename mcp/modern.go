@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -87,7 +88,61 @@ func (s *Server) CheckModern(method string, params []byte) *jsonrpc.Error {
 	return err
 }
 
+// metaCache remembers the modern requests parsed from the _meta texts
+// seen last, so that a client's every request does not decode the same
+// capabilities again. Entries are shared and never changed, as a legacy
+// session's InitializeParams are shared by its requests.
+type metaCache struct {
+	mu sync.RWMutex
+	m  map[string]*modernRequest
+}
+
+// metaCacheSize bounds the cache; when it is full it starts over.
+const metaCacheSize = 256
+
+// metaCacheMaxLen is the longest _meta text kept.
+const metaCacheMaxLen = 4 << 10
+
+func (c *metaCache) get(raw []byte) *modernRequest {
+	c.mu.RLock()
+	m := c.m[string(raw)]
+	c.mu.RUnlock()
+	return m
+}
+
+func (c *metaCache) put(raw []byte, m *modernRequest) {
+	if len(raw) > metaCacheMaxLen {
+		return
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= metaCacheSize {
+		c.m = make(map[string]*modernRequest)
+	}
+	c.m[string(raw)] = m
+	c.mu.Unlock()
+}
+
 func (s *Server) parseModern(method string, params []byte) (*modernRequest, *jsonrpc.Error) {
+	raw := findMember(params, "_meta")
+	if m := s.metaCache.get(raw); m != nil {
+		if err := s.modernMethod(method); err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+	m, err := parseMeta(raw)
+	if err != nil {
+		return nil, err
+	}
+	s.metaCache.put(raw, m)
+	if err := s.modernMethod(method); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// parseMeta reads what a modern request's _meta says about its client.
+func parseMeta(raw []byte) (*modernRequest, *jsonrpc.Error) {
 	// Only _meta is read here, member by member: the rest of the params
 	// belongs to the method's handler.
 	var meta struct {
@@ -96,7 +151,6 @@ func (s *Server) parseModern(method string, params []byte) (*modernRequest, *jso
 		Info    jsontext.Value `json:"io.modelcontextprotocol/clientInfo"`
 		Level   jsontext.Value `json:"io.modelcontextprotocol/logLevel"`
 	}
-	raw := findMember(params, "_meta")
 	if len(raw) == 0 || raw[0] != '{' || jsonv2.Unmarshal(raw, &meta) != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: a %s request needs params._meta with %q and %q", ModernVersion, MetaProtocolVersion, MetaClientCapabilities)
 	}
@@ -115,9 +169,6 @@ func (s *Server) parseModern(method string, params []byte) (*modernRequest, *jso
 	}
 	if len(meta.Level) > 0 && (jsonv2.Unmarshal(meta.Level, &m.logLevel) != nil || m.logLevel.rank() == 0) {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: params._meta[%q] must be a log level: debug, info, notice, warning, error, critical, alert or emergency", MetaLogLevel)
-	}
-	if err := s.modernMethod(method); err != nil {
-		return nil, err
 	}
 	return m, nil
 }
@@ -200,24 +251,28 @@ func (s *Server) shapeModernAs(method, resultType string, result []byte) []byte 
 		b.WriteString(`"` + scope + `"`)
 	}
 	metaDone := false
-	dec := jsontext.NewDecoder(bytes.NewReader(result))
+	sd := getScanDecoder(result)
+	defer sd.release()
+	dec := &sd.dec
 	if tok, err := dec.ReadToken(); err == nil && tok.Kind() == '{' {
 		for dec.PeekKind() != '}' {
-			name, err := dec.ReadToken()
+			name, err := dec.ReadValue()
 			if err != nil {
 				break
 			}
-			key := name.String()
+			// The member's quoted text, kept as a slice of result.
+			end := int(dec.InputOffset())
+			name = result[end-len(name) : end : end]
 			val, err := dec.ReadValue()
 			if err != nil {
 				break
 			}
 			switch {
-			case key == "resultType":
+			case nameIs(name, "resultType"):
 				continue
-			case (key == "ttlMs" || key == "cacheScope") && cacheableMethods[method]:
+			case (nameIs(name, "ttlMs") || nameIs(name, "cacheScope")) && cacheableMethods[method]:
 				continue // the configured hints
-			case key == "_meta" && len(val) > 1 && val[0] == '{':
+			case nameIs(name, "_meta") && len(val) > 1 && val[0] == '{':
 				b.WriteString(`,"_meta":{"` + MetaServerInfo + `":`)
 				b.Write(info)
 				if bytes.Contains(val, []byte(MetaServerInfo)) {
@@ -234,8 +289,13 @@ func (s *Server) shapeModernAs(method, resultType string, result []byte) []byte 
 				continue
 			}
 			b.WriteByte(',')
-			nb, _ := jsontext.AppendQuote(nil, key)
-			b.Write(nb)
+			if bytes.IndexByte(name, '\\') < 0 {
+				b.Write(name) // as AppendQuote would write it
+			} else {
+				u, _ := jsontext.AppendUnquote(nil, name)
+				nb, _ := jsontext.AppendQuote(nil, u)
+				b.Write(nb)
+			}
 			b.WriteByte(':')
 			b.Write(val)
 		}

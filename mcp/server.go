@@ -136,6 +136,10 @@ type Server struct {
 	modernInfoOnce sync.Once
 	modernInfo     []byte // the serverInfo of modern results, encoded
 
+	// metaCache maps the text of a modern request's params._meta to what
+	// it was parsed into: a client sends the same _meta every time.
+	metaCache metaCache
+
 	mu       sync.Mutex
 	sessions map[*ServerSession]struct{}
 	changes  map[string]*time.Timer // pending list_changed notifications by method

@@ -1,12 +1,15 @@
 package mcphttp
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -116,8 +119,35 @@ func checkModernHeaders(r *http.Request, msg *jsonrpc.Message) *jsonrpc.Error {
 }
 
 // claimedVersion is params._meta's protocol version, "" when it is not a
-// string.
+// string. It reads the member names exactly; params whose names would
+// need more (escapes, another letter case, which encoding/json matches)
+// are decoded as before.
 func claimedVersion(params []byte) string {
+	meta, simple := exactMember(params, "_meta")
+	if !simple {
+		return claimedVersionSlow(params)
+	}
+	if len(meta) == 0 || meta[0] == 'n' {
+		return ""
+	}
+	if meta[0] != '{' {
+		return "" // a type error
+	}
+	v, simple := exactMember(meta, mcp.MetaProtocolVersion)
+	if !simple {
+		return claimedVersionSlow(params)
+	}
+	if len(v) == 0 || v[0] != '"' {
+		return "" // absent, null or a type error
+	}
+	s, ok := plainString(v)
+	if !ok {
+		return claimedVersionSlow(params)
+	}
+	return s
+}
+
+func claimedVersionSlow(params []byte) string {
 	var p struct {
 		Meta struct {
 			Version string `json:"io.modelcontextprotocol/protocolVersion"`
@@ -129,8 +159,23 @@ func claimedVersion(params []byte) string {
 	return p.Meta.Version
 }
 
-// stringMember is params[name] when it is a string.
+// stringMember is params[name] when it is a string (or null, read as "").
 func stringMember(params []byte, name string) (string, bool) {
+	if len(params) > 0 && params[0] == '{' {
+		if v, simple := exactMember(params, name); simple {
+			switch {
+			case v == nil:
+				return "", false
+			case v[0] == 'n':
+				return "", true
+			case v[0] != '"':
+				return "", false
+			}
+			if s, ok := plainString(v); ok {
+				return s, true
+			}
+		}
+	}
 	var p map[string]jsontext.Value
 	if json.Unmarshal(params, &p) != nil {
 		return "", false
@@ -141,6 +186,68 @@ func stringMember(params []byte, name string) (string, bool) {
 	}
 	return s, true
 }
+
+// plainString is the text of a JSON string without escapes and of valid
+// UTF-8, which needs no decoding.
+func plainString(v []byte) (string, bool) {
+	if len(v) < 2 || bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
+		return "", false
+	}
+	return string(v[1 : len(v)-1]), true
+}
+
+// exactMember returns the raw value of obj's last member called name (nil
+// when there is none), reading every member. simple is false when obj is
+// not a well-formed object or a member name has an escape or equals name
+// but for letter case: what encoding/json would read then takes decoding.
+func exactMember(obj []byte, name string) (val []byte, simple bool) {
+	sd := scanDecoders.Get().(*scanDecoder)
+	sd.buf = *bytes.NewBuffer(obj)
+	sd.dec.Reset(&sd.buf, scanOptions...)
+	defer func() {
+		sd.buf = bytes.Buffer{}
+		sd.dec.Reset(&sd.buf)
+		scanDecoders.Put(sd)
+	}()
+	d := &sd.dec
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, false
+	}
+	for d.PeekKind() == '"' {
+		k, err := d.ReadValue()
+		if err != nil || bytes.IndexByte(k, '\\') >= 0 {
+			return nil, false
+		}
+		k = k[1 : len(k)-1]
+		exact := string(k) == name
+		if !exact && len(k) > 0 && strings.EqualFold(unsafe.String(&k[0], len(k)), name) {
+			return nil, false
+		}
+		v, err := d.ReadValue()
+		if err != nil {
+			return nil, false
+		}
+		if exact {
+			end := int(d.InputOffset())
+			val = obj[end-len(v) : end : end]
+		}
+	}
+	if d.PeekKind() != '}' {
+		return nil, false
+	}
+	return val, true
+}
+
+// scanDecoder is a jsontext.Decoder kept for reuse, reading in place.
+type scanDecoder struct {
+	buf bytes.Buffer
+	dec jsontext.Decoder
+}
+
+var (
+	scanDecoders = sync.Pool{New: func() any { return new(scanDecoder) }}
+	scanOptions  = []jsontext.Options{jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true)}
+)
 
 // checkParamHeaders compares the Mcp-Param-* headers of a tools/call with
 // the arguments they repeat: each annotated argument present in the body
