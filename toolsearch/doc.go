@@ -1,0 +1,175 @@
+package toolsearch
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+)
+
+// docFreqs counts a doc's terms as it is analysed; kept from one doc to
+// the next of a batch, so that its map is allocated once.
+type docFreqs struct {
+	at   map[string]int // term → index in list
+	list []termFreq
+	lens [numFields]float64
+	text analysis
+}
+
+func (c *docFreqs) reset() {
+	clear(c.at)
+	c.list = c.list[:0]
+	c.lens = [numFields]float64{}
+}
+
+// count adds terms to field f; length says whether they count in the
+// field's length.
+func (c *docFreqs) count(f int, terms []string, length bool) {
+	for _, term := range terms {
+		i, ok := c.at[term]
+		if !ok {
+			i = len(c.list)
+			c.at[term] = i
+			c.list = append(c.list, termFreq{term: term})
+		}
+		if tf := &c.list[i].tf; tf[f] < math.MaxUint16 {
+			tf[f]++
+		}
+	}
+	if length {
+		c.lens[f] += float64(len(terms))
+	}
+}
+
+// freqs returns the counted terms, those of the name first.
+func (c *docFreqs) freqs() (list []termFreq, names int) {
+	list = make([]termFreq, 0, len(c.list))
+	for _, x := range c.list {
+		if x.tf[fName] > 0 {
+			list = append(list, x)
+		}
+	}
+	names = len(list)
+	for _, x := range c.list {
+		if x.tf[fName] == 0 {
+			list = append(list, x)
+		}
+	}
+	return list, names
+}
+
+// buildDoc analyses an entry into its fields, with c as scratch.
+func (ix *Index) buildDoc(e *Entry, c *docFreqs) *doc {
+	t := e.Tool
+	d := &doc{key: cmp.Or(e.Name, t.Name), server: e.Server, tool: t}
+	meta, _ := t.Meta[MetaKey].(map[string]any)
+	category := cmp.Or(e.Category, stringOf(meta["category"]))
+	d.related = e.Related
+	if len(d.related) == 0 {
+		d.related = stringsOf(meta["related"])
+	}
+	keywords := e.Keywords
+	if len(keywords) == 0 {
+		keywords = stringsOf(meta["keywords"])
+	}
+	if c.at == nil {
+		c.at = map[string]int{}
+	}
+	c.reset()
+	tx := &c.text
+	add := func(f int, s string) {
+		// Run-together pairs are extra evidence, not extra length.
+		ix.an.analyze(s, f <= fDescription, true, tx)
+		c.count(f, tx.terms, true)
+		c.count(f, tx.pairs, false)
+	}
+	name := stripServer(d.key, e.Server)
+	add(fServer, e.Server)
+	add(fName, name)
+	// What the name abbreviates, spelt out by the tool's own text, is
+	// part of the name: acr is "Azure Container Registry", kv "key-value".
+	ix.an.analyze(strings.Join(spellOut(name, t.Title+" "+t.Description), " "), false, true, tx)
+	c.count(fName, tx.terms, false)
+	add(fTitle, t.Title)
+	if t.Annotations != nil && t.Annotations.Title != t.Title {
+		add(fTitle, t.Annotations.Title)
+	}
+	add(fSummary, summary(t.Description))
+	add(fDescription, t.Description)
+	forEachParam(t.InputSchema, func(name, desc string) {
+		add(fParams, name)
+		add(fParamDocs, desc)
+	})
+	add(fMeta, category)
+	add(fMeta, strings.Join(keywords, " "))
+	d.freqs, d.names = c.freqs()
+	d.lens = c.lens
+	d.tokens = EstimateTokens(t)
+	return d
+}
+
+// stripServer leaves out a gateway's server prefix from a published name,
+// which the server field already holds.
+func stripServer(name, server string) string {
+	if server != "" && len(name) > len(server)+1 && strings.HasPrefix(name, server) {
+		return name[len(server):]
+	}
+	return name
+}
+
+// summary is the first sentence of a description: what the tool does,
+// before the details of how.
+func summary(desc string) string {
+	desc = strings.TrimSpace(desc)
+	for i := 0; i < len(desc); i++ {
+		switch desc[i] {
+		case '\n':
+			return desc[:i]
+		case '.', '!', '?':
+			if i+1 == len(desc) || desc[i+1] == ' ' || desc[i+1] == '\n' || desc[i+1] == '\r' {
+				return desc[:i]
+			}
+		}
+	}
+	return desc
+}
+
+// forEachParam walks the top-level properties of an input schema, in a
+// stable order.
+func forEachParam(schema any, f func(name, desc string)) {
+	m, _ := schema.(map[string]any)
+	props, _ := m["properties"].(map[string]any)
+	names := make([]string, 0, len(props))
+	for k := range props {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		p, _ := props[k].(map[string]any)
+		desc, _ := p["description"].(string)
+		f(k, desc)
+	}
+}
+
+func stringOf(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func stringsOf(v any) []string {
+	switch v := v.(type) {
+	case []string:
+		return v
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, x := range v {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	case string:
+		return []string{v}
+	}
+	return nil
+}
