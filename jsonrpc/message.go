@@ -84,8 +84,19 @@ func (md *msgDecoder) release() {
 // DecodeMessage decodes and validates one JSON-RPC message (not a batch).
 // On failure it returns a *DecodeError saying how to answer.
 func DecodeMessage(data []byte) (*Message, *DecodeError) {
+	// Small enough to be inlined, so that a caller that keeps the message
+	// to itself has it on its stack.
+	m := new(Message)
+	if de := m.decode(data); de != nil {
+		return nil, de
+	}
+	return m, nil
+}
+
+// decode fills the zero message m from data.
+func (m *Message) decode(data []byte) *DecodeError {
 	if !utf8.Valid(data) {
-		return nil, &DecodeError{Err: &Error{Code: CodeParseError, Message: "Parse error: the message is not valid UTF-8; send JSON text encoded as UTF-8"}, Reply: true}
+		return &DecodeError{Err: &Error{Code: CodeParseError, Message: "Parse error: the message is not valid UTF-8; send JSON text encoded as UTF-8"}, Reply: true}
 	}
 	md := decoders.Get().(*msgDecoder)
 	defer md.release()
@@ -96,7 +107,6 @@ func DecodeMessage(data []byte) (*Message, *DecodeError) {
 	d := &md.dec
 
 	var (
-		m                            Message
 		idRaw, method, params, jv    []byte
 		hasID, hasMethod, hasJSONRPC bool
 		result, errv                 []byte
@@ -125,25 +135,25 @@ func DecodeMessage(data []byte) (*Message, *DecodeError) {
 	case '{':
 	case 0:
 		if _, err := d.ReadToken(); err != nil {
-			return nil, syntax(err)
+			return syntax(err)
 		}
-		return nil, syntax(io.ErrUnexpectedEOF)
+		return syntax(io.ErrUnexpectedEOF)
 	default:
 		if _, err := value(); err != nil {
-			return nil, syntax(err)
+			return syntax(err)
 		}
 		if err := expectEOF(d); err != nil {
-			return nil, syntax(err)
+			return syntax(err)
 		}
-		return nil, &DecodeError{Err: &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf("Invalid Request: a JSON-RPC message must be a JSON object, not %s", kindName(k))}, Reply: true}
+		return &DecodeError{Err: &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf("Invalid Request: a JSON-RPC message must be a JSON object, not %s", kindName(k))}, Reply: true}
 	}
 	if _, err := d.ReadToken(); err != nil {
-		return nil, syntax(err)
+		return syntax(err)
 	}
 	for d.PeekKind() != '}' {
 		name, err := d.ReadValue()
 		if err != nil {
-			return nil, syntax(err)
+			return syntax(err)
 		}
 		// Member names we care about never contain escapes, so compare
 		// the raw text; an escaped spelling is treated as unknown.
@@ -164,17 +174,17 @@ func DecodeMessage(data []byte) (*Message, *DecodeError) {
 		}
 		v, err := value()
 		if err != nil {
-			return nil, syntax(err)
+			return syntax(err)
 		}
 		if field != nil {
 			*field = v
 		}
 	}
 	if _, err := d.ReadToken(); err != nil {
-		return nil, syntax(err)
+		return syntax(err)
 	}
 	if err := expectEOF(d); err != nil {
-		return nil, syntax(err)
+		return syntax(err)
 	}
 
 	isResponse := !hasMethod && (result != nil || errv != nil)
@@ -190,10 +200,10 @@ func DecodeMessage(data []byte) (*Message, *DecodeError) {
 	}
 
 	if !hasJSONRPC {
-		return nil, invalid(`the "jsonrpc" member is missing; it must be "2.0"`)
+		return invalid(`the "jsonrpc" member is missing; it must be "2.0"`)
 	}
 	if string(jv) != `"2.0"` {
-		return nil, invalid(`"jsonrpc" must be "2.0", not %s`, truncate(string(jv), 40))
+		return invalid(`"jsonrpc" must be "2.0", not %s`, truncate(string(jv), 40))
 	}
 	if hasID {
 		id, e := parseID(idRaw)
@@ -202,7 +212,7 @@ func DecodeMessage(data []byte) (*Message, *DecodeError) {
 			// peer could not read; it is valid JSON-RPC and handled as such.
 			if !(isResponse && idRaw[0] == 'n') {
 				de := &DecodeError{Err: &Error{Code: CodeInvalidRequest, Message: "Invalid Request: " + e.Message}, Reply: !isResponse}
-				return nil, de
+				return de
 			}
 		} else {
 			m.ID = id
@@ -210,34 +220,41 @@ func DecodeMessage(data []byte) (*Message, *DecodeError) {
 	}
 	if isResponse {
 		if result != nil && errv != nil {
-			return nil, invalid(`a response must not have both "result" and "error"`)
+			return invalid(`a response must not have both "result" and "error"`)
 		}
 		if !hasID {
-			return nil, invalid(`a response must have an "id"`)
+			return invalid(`a response must have an "id"`)
 		}
 		if result != nil {
 			m.Result = result
-			return &m, nil
+			return nil
 		}
 		e, derr := decodeErrorObject(errv)
 		if derr != "" {
-			return nil, invalid("%s", derr)
+			return invalid("%s", derr)
 		}
 		m.Error = e
-		return &m, nil
+		return nil
 	}
 	if !hasMethod {
-		return nil, invalid(`the "method" member is missing`)
+		return invalid(`the "method" member is missing`)
 	}
 	if method[0] != '"' {
-		return nil, invalid(`"method" must be a string, not %s`, kindName(jsontext.Kind(method[0])))
+		return invalid(`"method" must be a string, not %s`, kindName(jsontext.Kind(method[0])))
 	}
-	var err error
-	if m.Method, err = unquote(method); err != nil {
-		return nil, invalid(`"method" is not a valid string`)
+	if m.Method = methodName(method); m.Method == "" && len(method) > 2 {
+		// data is valid UTF-8: a name without escapes is its own text.
+		if bytes.IndexByte(method, '\\') < 0 {
+			m.Method = string(method[1 : len(method)-1])
+		} else {
+			var err error
+			if m.Method, err = unquote(method); err != nil {
+				return invalid(`"method" is not a valid string`)
+			}
+		}
 	}
 	if result != nil || errv != nil {
-		return nil, invalid(`a request or notification must not have "result" or "error"`)
+		return invalid(`a request or notification must not have "result" or "error"`)
 	}
 	if params != nil {
 		switch params[0] {
@@ -245,10 +262,87 @@ func DecodeMessage(data []byte) (*Message, *DecodeError) {
 			m.Params = params
 		case 'n': // null params are read as absent, as most peers do
 		default:
-			return nil, invalid(`"params" must be an object, not %s`, kindName(jsontext.Kind(params[0])))
+			return invalid(`"params" must be an object, not %s`, kindName(jsontext.Kind(params[0])))
 		}
 	}
-	return &m, nil
+	return nil
+}
+
+// methodName returns the method names of MCP as constants, sparing a
+// string per message; "" for any other (or escaped) name.
+func methodName(quoted []byte) string {
+	if len(quoted) < 2 {
+		return ""
+	}
+	switch string(quoted[1 : len(quoted)-1]) {
+	case "ping":
+		return "ping"
+	case "initialize":
+		return "initialize"
+	case "tools/call":
+		return "tools/call"
+	case "tools/list":
+		return "tools/list"
+	case "notifications/initialized":
+		return "notifications/initialized"
+	case "notifications/cancelled":
+		return "notifications/cancelled"
+	case "notifications/progress":
+		return "notifications/progress"
+	case "notifications/message":
+		return "notifications/message"
+	case "resources/list":
+		return "resources/list"
+	case "resources/read":
+		return "resources/read"
+	case "resources/templates/list":
+		return "resources/templates/list"
+	case "resources/subscribe":
+		return "resources/subscribe"
+	case "resources/unsubscribe":
+		return "resources/unsubscribe"
+	case "prompts/list":
+		return "prompts/list"
+	case "prompts/get":
+		return "prompts/get"
+	case "completion/complete":
+		return "completion/complete"
+	case "logging/setLevel":
+		return "logging/setLevel"
+	case "server/discover":
+		return "server/discover"
+	case "subscriptions/listen":
+		return "subscriptions/listen"
+	case "tasks/get":
+		return "tasks/get"
+	case "tasks/result":
+		return "tasks/result"
+	case "tasks/list":
+		return "tasks/list"
+	case "tasks/cancel":
+		return "tasks/cancel"
+	case "tasks/update":
+		return "tasks/update"
+	case "sampling/createMessage":
+		return "sampling/createMessage"
+	case "elicitation/create":
+		return "elicitation/create"
+	case "roots/list":
+		return "roots/list"
+	case "notifications/roots/list_changed":
+		return "notifications/roots/list_changed"
+	case "notifications/tools/list_changed":
+		return "notifications/tools/list_changed"
+	case "notifications/prompts/list_changed":
+		return "notifications/prompts/list_changed"
+	case "notifications/resources/list_changed":
+		return "notifications/resources/list_changed"
+	case "notifications/resources/updated":
+		return "notifications/resources/updated"
+	case "notifications/tasks/status":
+		return "notifications/tasks/status"
+	}
+	return ""
 }
 
 func expectEOF(d *jsontext.Decoder) error {
