@@ -42,11 +42,16 @@ type Handler struct {
 	inflight sync.WaitGroup // POST handlers running
 	closing  chan struct{}
 	once     sync.Once
+	// closingCtx ends with closing, for callbacks (context.AfterFunc)
+	// that would otherwise each need a goroutine waiting on it.
+	closingCtx  context.Context
+	closeCancel context.CancelFunc
 }
 
 // NewHandler returns a Handler serving s.
 func NewHandler(s *mcp.Server, opts *Options) *Handler {
 	h := &Handler{server: s, closing: make(chan struct{})}
+	h.closingCtx, h.closeCancel = context.WithCancel(context.Background())
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -128,9 +133,11 @@ func (h *Handler) httpError(w http.ResponseWriter, status int, id *jsonrpc.ID, c
 // event stream, as a POST's must (wildcards count).
 func acceptsBoth(accept string) bool {
 	var json, sse bool
-	for _, part := range strings.Split(accept, ",") {
-		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
+	for rest := accept; rest != ""; {
+		var part string
+		part, rest, _ = strings.Cut(rest, ",")
+		mt, ok := plainMediaType(part)
+		if !ok {
 			continue
 		}
 		switch mt {
@@ -146,13 +153,27 @@ func acceptsBoth(accept string) bool {
 }
 
 func acceptsSSE(accept string) bool {
-	for _, part := range strings.Split(accept, ",") {
-		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err == nil && (mt == "text/event-stream" || mt == "text/*" || mt == "*/*") {
+	for rest := accept; rest != ""; {
+		var part string
+		part, rest, _ = strings.Cut(rest, ",")
+		if mt, ok := plainMediaType(part); ok && (mt == "text/event-stream" || mt == "text/*" || mt == "*/*") {
 			return true
 		}
 	}
 	return false
+}
+
+// plainMediaType is mime.ParseMediaType's media type of one element of an
+// Accept or Content-Type header, without its allocations for the plain
+// lower-case types clients send.
+func plainMediaType(v string) (string, bool) {
+	v = strings.TrimSpace(v)
+	switch v {
+	case "application/json", "text/event-stream", "*/*", "application/*", "text/*":
+		return v, true
+	}
+	mt, _, err := mime.ParseMediaType(v)
+	return mt, err == nil
 }
 
 // checkProtocolHeader validates MCP-Protocol-Version of legacy traffic.
@@ -255,7 +276,10 @@ func (h *Handler) SessionCount() int {
 // Call it before (or with) http.Server.Shutdown, which would otherwise
 // wait for streams that never end by themselves.
 func (h *Handler) Shutdown(ctx context.Context) error {
-	h.once.Do(func() { close(h.closing) })
+	h.once.Do(func() {
+		close(h.closing)
+		h.closeCancel()
+	})
 	done := make(chan struct{})
 	go func() {
 		h.inflight.Wait()

@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -49,15 +50,7 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, b *body) {
 	s := h.oneRequestSession(r, "modern", &mcp.SessionOptions{})
 	defer s.close()
 	// A subscription ends with the server.
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		select {
-		case <-h.closing:
-			s.ss.Drain()
-		case <-stop:
-		}
-	}()
+	defer context.AfterFunc(h.closingCtx, s.ss.Drain)()
 	h.dispatch(w, r, s, b)
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"mime"
 	"net/http"
 	"slices"
 	"time"
@@ -29,7 +28,7 @@ func (h *Handler) servePOST(w http.ResponseWriter, r *http.Request) {
 			"Not Acceptable: the Accept header must allow both application/json and text/event-stream")
 		return
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+	if mt, ok := plainMediaType(r.Header.Get("Content-Type")); !ok || mt != "application/json" {
 		h.httpError(w, http.StatusUnsupportedMediaType, nil, codeInvalidRequest,
 			"Unsupported Media Type: the Content-Type must be application/json")
 		return
