@@ -207,18 +207,19 @@ func (a *analyzer) stem(w string, learn bool) string { return a.word(w, learn).s
 // analysis is what analyze makes of one text, kept from one text to the
 // next so that its slices are allocated once.
 type analysis struct {
-	words []string
-	info  []word
-	terms []string // the stems of words that are not stop words
-	pairs []string // see pairs
-	cat   []byte
+	words  []string
+	info   []word
+	terms  []string // the stems of words that are not stop words
+	pairs  []string // see pairs
+	pairAt []int    // pairs[i] is of words[pairAt[i]] and the next
+	cat    []byte
 }
 
 // analyze splits s into words once for both its terms and, when pairs is
 // set, its pairs; learn says whether new words may be cached.
 func (a *analyzer) analyze(s string, pairs, learn bool, t *analysis) {
 	t.words = words(s, t.words[:0])
-	t.info, t.terms, t.pairs = t.info[:0], t.terms[:0], t.pairs[:0]
+	t.info, t.terms, t.pairs, t.pairAt = t.info[:0], t.terms[:0], t.pairs[:0], t.pairAt[:0]
 	for _, w := range t.words {
 		x := a.word(w, learn)
 		t.info = append(t.info, x)
@@ -239,7 +240,23 @@ func (a *analyzer) analyze(s string, pairs, learn bool, t *analysis) {
 		}
 		t.cat = append(append(t.cat[:0], ws[i]...), ws[i+1]...)
 		t.pairs = append(t.pairs, a.wordOf(t.cat, learn).stem)
+		t.pairAt = append(t.pairAt, i)
 	}
+}
+
+// prefix returns the terms and pairs of the first n words.
+func (t *analysis) prefix(n int) (terms, pairs []string) {
+	k := 0
+	for _, x := range t.info[:n] {
+		if !x.stop {
+			k++
+		}
+	}
+	p := 0
+	for p < len(t.pairAt) && t.pairAt[p]+1 < n {
+		p++
+	}
+	return t.terms[:k], t.pairs[:p]
 }
 
 // terms appends the terms of s to out; learn says whether new words may
@@ -277,12 +294,16 @@ func alpha(w string) bool {
 // ("appconfig": app, configuration). Only the tool's own text is used, so
 // nothing is guessed from outside it.
 func spellOut(name, text string) []string {
-	tw := words(text, nil)
+	return spellOutWords(words(name, nil), words(text, nil))
+}
+
+// spellOutWords is spellOut of the words of a name and of a text.
+func spellOutWords(name, tw []string) []string {
 	// A scan of the text's words, not a set of them: only a name's few
 	// words are looked up, and prefixOf scans them anyway.
 	seen := func(w string) bool { return slices.Contains(tw, w) }
 	var out []string
-	for _, w := range words(name, nil) {
+	for _, w := range name {
 		if seen(w) || !alpha(w) || len(w) < 2 {
 			continue
 		}

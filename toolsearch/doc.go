@@ -13,7 +13,10 @@ type docFreqs struct {
 	at   map[string]int // term → index in list
 	list []termFreq
 	lens [numFields]float64
-	text analysis
+	// Scratch: a text's analysis, the title's and the description's,
+	// and words.
+	text, title, desc analysis
+	words, text2      []string
 }
 
 func (c *docFreqs) reset() {
@@ -77,25 +80,43 @@ func (ix *Index) buildDoc(e *Entry, c *docFreqs) *doc {
 	}
 	c.reset()
 	tx := &c.text
+	// Run-together pairs are extra evidence, not extra length.
+	counts := func(f int, terms, pairs []string) {
+		c.count(f, terms, true)
+		c.count(f, pairs, false)
+	}
 	add := func(f int, s string) {
-		// Run-together pairs are extra evidence, not extra length.
 		ix.an.analyze(s, f <= fDescription, true, tx)
-		c.count(f, tx.terms, true)
-		c.count(f, tx.pairs, false)
+		counts(f, tx.terms, tx.pairs)
 	}
 	name := stripServer(d.key, e.Server)
 	add(fServer, e.Server)
 	add(fName, name)
+	// The title and the description are analysed once for spellOut, the
+	// summary and themselves.
+	ix.an.analyze(t.Title, true, true, &c.title)
+	ix.an.analyze(t.Description, true, true, &c.desc)
 	// What the name abbreviates, spelt out by the tool's own text, is
 	// part of the name: acr is "Azure Container Registry", kv "key-value".
-	ix.an.analyze(strings.Join(spellOut(name, t.Title+" "+t.Description), " "), false, true, tx)
+	c.text2 = append(append(c.text2[:0], c.title.words...), c.desc.words...)
+	c.words = words(name, c.words[:0])
+	ix.an.analyze(strings.Join(spellOutWords(c.words, c.text2), " "), false, true, tx)
 	c.count(fName, tx.terms, false)
-	add(fTitle, t.Title)
+	counts(fTitle, c.title.terms, c.title.pairs)
 	if t.Annotations != nil && t.Annotations.Title != t.Title {
 		add(fTitle, t.Annotations.Title)
 	}
-	add(fSummary, summary(t.Description))
-	add(fDescription, t.Description)
+	// The summary's words are the description's first (it ends at a
+	// mark that ends a word too): checked, as it costs little.
+	sum := summary(t.Description)
+	c.words = words(sum, c.words[:0])
+	if n := len(c.words); n <= len(c.desc.words) && slices.Equal(c.words, c.desc.words[:n]) {
+		terms, pairs := c.desc.prefix(n)
+		counts(fSummary, terms, pairs)
+	} else {
+		add(fSummary, sum)
+	}
+	counts(fDescription, c.desc.terms, c.desc.pairs)
 	forEachParam(t.InputSchema, func(name, desc string) {
 		add(fParams, name)
 		add(fParamDocs, desc)
