@@ -3,6 +3,7 @@ package toolsearch
 import (
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -159,9 +160,13 @@ func stem(w string) string {
 // analyzer turns text into terms, with a cache of what each word is (its
 // stem, whether it is a stop word): the same few thousand words recur
 // across a catalog and its queries, and stemming is costly. Only indexing
-// (under the index's write lock) adds to the cache; queries, which run
-// concurrently, only read it.
+// adds to the cache, queries only read it (see lexicon).
 type analyzer struct {
+	// mu lets indexing analyse (many batches at once, reading words,
+	// under RLock) outside the index's lock, and keeps them apart from
+	// merge (under Lock), which adds what a batch learnt. Queries read
+	// words under the index's read lock: merge holds its write lock too.
+	mu    sync.RWMutex
 	words map[string]word
 }
 
@@ -176,33 +181,68 @@ const maxWords = 1 << 20
 
 func newAnalyzer() *analyzer { return &analyzer{words: map[string]word{}} }
 
-// word looks w up; learn says whether it may be cached.
-func (a *analyzer) word(w string, learn bool) word {
-	if x, ok := a.words[w]; ok {
+// lexicon is how one analysis looks words up: in the analyzer's cache,
+// read only, then in learnt, where the words new to it go until merge. A
+// query's has no learnt: it adds nothing.
+type lexicon struct {
+	words, learnt map[string]word
+}
+
+// lexicon returns a lexicon reading a's words; learn says it adds new ones
+// to them at once (for a's owner alone: New's tables, tests).
+func (a *analyzer) lexicon(learn bool) lexicon {
+	if learn {
+		return lexicon{a.words, a.words}
+	}
+	return lexicon{words: a.words}
+}
+
+// learner returns a lexicon that keeps what it learns apart, for merge.
+// Call it under a.mu's read lock, and use it until that is released.
+func (a *analyzer) learner() lexicon { return lexicon{a.words, map[string]word{}} }
+
+// merge adds what a learner learnt to a's words. Call it under a.mu's
+// lock and the index's write lock.
+func (a *analyzer) merge(learnt map[string]word) {
+	for w, x := range learnt {
+		if len(a.words) >= maxWords {
+			return
+		}
+		a.words[w] = x
+	}
+}
+
+// word looks w up.
+func (l lexicon) word(w string) word {
+	if x, ok := l.words[w]; ok {
 		return x
 	}
-	if learn {
-		// w is often a slice of a long text, which neither the cache nor
-		// the index (a stem may be w itself) must keep alive.
-		w = strings.Clone(w)
+	if x, ok := l.learnt[w]; ok {
+		return x
 	}
+	if l.learnt == nil {
+		return word{stem: stem(w), stop: isStop(w)}
+	}
+	// w is often a slice of a long text, which neither the cache nor the
+	// index (a stem may be w itself) must keep alive.
+	w = strings.Clone(w)
 	x := word{stem: stem(w), stop: isStop(w)}
-	if learn && len(a.words) < maxWords {
-		a.words[w] = x
+	if len(l.words)+len(l.learnt) < maxWords {
+		l.learnt[w] = x
 	}
 	return x
 }
 
 // wordOf is word for w's bytes: looking up a []byte converted in the
 // index expression allocates nothing.
-func (a *analyzer) wordOf(w []byte, learn bool) word {
-	if x, ok := a.words[string(w)]; ok {
+func (l lexicon) wordOf(w []byte) word {
+	if x, ok := l.words[string(w)]; ok {
 		return x
 	}
-	return a.word(string(w), learn)
+	return l.word(string(w))
 }
 
-func (a *analyzer) stem(w string, learn bool) string { return a.word(w, learn).stem }
+func (a *analyzer) stem(w string, learn bool) string { return a.lexicon(learn).word(w).stem }
 
 // analysis is what analyze makes of one text, kept from one text to the
 // next so that its slices are allocated once.
@@ -216,12 +256,12 @@ type analysis struct {
 }
 
 // analyze splits s into words once for both its terms and, when pairs is
-// set, its pairs; learn says whether new words may be cached.
-func (a *analyzer) analyze(s string, pairs, learn bool, t *analysis) {
+// set, its pairs.
+func (l lexicon) analyze(s string, pairs bool, t *analysis) {
 	t.words = words(s, t.words[:0])
 	t.info, t.terms, t.pairs, t.pairAt = t.info[:0], t.terms[:0], t.pairs[:0], t.pairAt[:0]
 	for _, w := range t.words {
-		x := a.word(w, learn)
+		x := l.word(w)
 		t.info = append(t.info, x)
 		if !x.stop {
 			t.terms = append(t.terms, x.stem)
@@ -239,7 +279,7 @@ func (a *analyzer) analyze(s string, pairs, learn bool, t *analysis) {
 			continue // a run's last part beside the whole run, as words gives it
 		}
 		t.cat = append(append(t.cat[:0], ws[i]...), ws[i+1]...)
-		t.pairs = append(t.pairs, a.wordOf(t.cat, learn).stem)
+		t.pairs = append(t.pairs, l.wordOf(t.cat).stem)
 		t.pairAt = append(t.pairAt, i)
 	}
 }
@@ -263,7 +303,7 @@ func (t *analysis) prefix(n int) (terms, pairs []string) {
 // be cached.
 func (a *analyzer) terms(s string, out []string, learn bool) []string {
 	var t analysis
-	a.analyze(s, false, learn, &t)
+	a.lexicon(learn).analyze(s, false, &t)
 	return append(out, t.terms...)
 }
 
@@ -274,7 +314,7 @@ func (a *analyzer) terms(s string, out []string, learn bool) []string {
 // count more where they are side by side in the tool too.
 func (a *analyzer) pairs(s string, out []string, learn bool) []string {
 	var t analysis
-	a.analyze(s, true, learn, &t)
+	a.lexicon(learn).analyze(s, true, &t)
 	return append(out, t.pairs...)
 }
 

@@ -10,6 +10,7 @@ import (
 // docFreqs counts a doc's terms as it is analysed; kept from one doc to
 // the next of a batch, so that its map is allocated once.
 type docFreqs struct {
+	lx   lexicon
 	at   map[string]int // term → index in list
 	list []termFreq
 	lens [numFields]float64
@@ -61,8 +62,9 @@ func (c *docFreqs) freqs() (list []termFreq, names int) {
 	return list, names
 }
 
-// buildDoc analyses an entry into its fields, with c as scratch.
-func (ix *Index) buildDoc(e *Entry, c *docFreqs) *doc {
+// buildDoc analyses an entry into its fields, with c as scratch and c.lx
+// to look words up.
+func buildDoc(e *Entry, c *docFreqs) *doc {
 	t := e.Tool
 	d := &doc{key: cmp.Or(e.Name, t.Name), server: e.Server, tool: t}
 	meta, _ := t.Meta[MetaKey].(map[string]any)
@@ -86,7 +88,7 @@ func (ix *Index) buildDoc(e *Entry, c *docFreqs) *doc {
 		c.count(f, pairs, false)
 	}
 	add := func(f int, s string) {
-		ix.an.analyze(s, f <= fDescription, true, tx)
+		c.lx.analyze(s, f <= fDescription, tx)
 		counts(f, tx.terms, tx.pairs)
 	}
 	name := stripServer(d.key, e.Server)
@@ -94,13 +96,13 @@ func (ix *Index) buildDoc(e *Entry, c *docFreqs) *doc {
 	add(fName, name)
 	// The title and the description are analysed once for spellOut, the
 	// summary and themselves.
-	ix.an.analyze(t.Title, true, true, &c.title)
-	ix.an.analyze(t.Description, true, true, &c.desc)
+	c.lx.analyze(t.Title, true, &c.title)
+	c.lx.analyze(t.Description, true, &c.desc)
 	// What the name abbreviates, spelt out by the tool's own text, is
 	// part of the name: acr is "Azure Container Registry", kv "key-value".
 	c.text2 = append(append(c.text2[:0], c.title.words...), c.desc.words...)
 	c.words = words(name, c.words[:0])
-	ix.an.analyze(strings.Join(spellOutWords(c.words, c.text2), " "), false, true, tx)
+	c.lx.analyze(strings.Join(spellOutWords(c.words, c.text2), " "), false, tx)
 	c.count(fName, tx.terms, false)
 	counts(fTitle, c.title.terms, c.title.pairs)
 	if t.Annotations != nil && t.Annotations.Title != t.Title {

@@ -172,47 +172,63 @@ func (w *Weights) of(f int) float64 {
 // SetServer replaces every tool of server with entries (none removes the
 // server). Entries' Server fields are set to server.
 func (ix *Index) SetServer(server string, entries []Entry) {
+	docs, learnt := ix.analyzeEntries(entries, &server)
+	ix.an.mu.Lock()
+	defer ix.an.mu.Unlock()
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.an.merge(learnt)
 	// removeLocked edits byServer[server] in place: walk a copy.
 	for _, id := range slices.Clone(ix.byServer[server]) {
 		ix.removeLocked(id)
 	}
 	delete(ix.byServer, server)
-	ix.addEntriesLocked(entries, &server)
+	ix.addDocsLocked(docs)
 }
 
 // Add indexes entries, replacing any with the same names.
 func (ix *Index) Add(entries ...Entry) {
+	docs, learnt := ix.analyzeEntries(entries, nil)
+	ix.an.mu.Lock()
+	defer ix.an.mu.Unlock()
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	ix.addEntriesLocked(entries, nil)
+	ix.an.merge(learnt)
+	ix.addDocsLocked(docs)
 }
 
-// addEntriesLocked indexes entries (under server, when set), each
-// replacing any tool of the same name, whatever its server: the last one
-// wins.
-func (ix *Index) addEntriesLocked(entries []Entry, server *string) {
-	built := make([]*doc, 0, len(entries))
-	var c docFreqs
+// analyzeEntries builds the docs of entries (under server, when set),
+// leaving out those without a tool. It runs outside the index's lock, so
+// that searches go on meanwhile, and returns the words it learnt apart.
+func (ix *Index) analyzeEntries(entries []Entry, server *string) ([]*doc, map[string]word) {
+	ix.an.mu.RLock()
+	defer ix.an.mu.RUnlock()
+	c := docFreqs{lx: ix.an.learner()}
+	docs := make([]*doc, 0, len(entries))
 	for i := range entries {
 		e := entries[i]
 		if server != nil {
 			e.Server = *server
 		}
-		if e.Tool == nil {
-			continue
+		if e.Tool != nil {
+			docs = append(docs, buildDoc(&e, &c))
 		}
-		d := ix.buildDoc(&e, &c)
+	}
+	return docs, c.lx.learnt
+}
+
+// addDocsLocked indexes docs, each replacing any tool of the same name,
+// whatever its server: the last one wins.
+func (ix *Index) addDocsLocked(docs []*doc) {
+	for _, d := range docs {
 		if old, ok := ix.byName[d.key]; ok {
 			ix.removeLocked(old)
 		}
 		ix.addLocked(d)
-		built = append(built, d)
 	}
 	ix.compactLocked()
 	if ix.vectors != nil {
-		ix.vectors.want(built)
+		ix.vectors.want(docs)
 	}
 }
 

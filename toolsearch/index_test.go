@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
 
@@ -545,4 +546,32 @@ func TestConcurrentSearchAndUpdate(t *testing.T) {
 	searchers.Wait()
 	close(stop)
 	wg.Wait()
+}
+
+// An update analyses its tools outside the index's lock and takes it only
+// to add them: searches do not wait while it waits for another's analysis.
+func TestSearchWhileUpdateWaits(t *testing.T) {
+	ix := New(nil)
+	ix.SetServer("a", entriesOf(tool("a_search", "Search the records")))
+	ix.an.mu.RLock() // another update's analysis, under way
+	done := make(chan struct{})
+	go func() {
+		ix.SetServer("b", entriesOf(tool("b_search", "Search archived records")))
+		close(done)
+	}()
+	answered := make(chan []Hit)
+	go func() { answered <- ix.Search(context.Background(), Query{Text: "search records"}) }()
+	select {
+	case hits := <-answered:
+		if len(hits) == 0 {
+			t.Error("no hits")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a search waited for an update's analysis")
+	}
+	ix.an.mu.RUnlock()
+	<-done
+	if got := search(ix, "archived"); !slices.Equal(got, []string{"b_search"}) {
+		t.Errorf("search(archived) = %q after the update", got)
+	}
 }

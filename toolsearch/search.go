@@ -97,7 +97,7 @@ var (
 // than the word itself has.
 func (ix *Index) queryTerms(text string) map[string]float64 {
 	var tx analysis
-	ix.an.analyze(text, true, false, &tx)
+	ix.an.lexicon(false).analyze(text, true, &tx)
 	terms := tx.terms
 	w := make(map[string]float64, len(terms)*2)
 	for _, t := range terms {
