@@ -1,6 +1,7 @@
 package toolsearch
 
 import (
+	"runtime"
 	"slices"
 	"sync"
 
@@ -177,7 +178,9 @@ func (ix *Index) SetServer(server string, entries []Entry) {
 	defer ix.an.mu.Unlock()
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	ix.an.merge(learnt)
+	for _, l := range learnt {
+		ix.an.merge(l)
+	}
 	// removeLocked edits byServer[server] in place: walk a copy.
 	for _, id := range slices.Clone(ix.byServer[server]) {
 		ix.removeLocked(id)
@@ -193,29 +196,48 @@ func (ix *Index) Add(entries ...Entry) {
 	defer ix.an.mu.Unlock()
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	ix.an.merge(learnt)
+	for _, l := range learnt {
+		ix.an.merge(l)
+	}
 	ix.addDocsLocked(docs)
 }
 
 // analyzeEntries builds the docs of entries (under server, when set),
 // leaving out those without a tool. It runs outside the index's lock, so
-// that searches go on meanwhile, and returns the words it learnt apart.
-func (ix *Index) analyzeEntries(entries []Entry, server *string) ([]*doc, map[string]word) {
+// that searches go on meanwhile, on every core for a batch large enough
+// (analysis is most of the work of an update), and returns the words each
+// core learnt apart.
+func (ix *Index) analyzeEntries(entries []Entry, server *string) ([]*doc, []map[string]word) {
 	ix.an.mu.RLock()
 	defer ix.an.mu.RUnlock()
-	c := docFreqs{lx: ix.an.learner()}
-	docs := make([]*doc, 0, len(entries))
-	for i := range entries {
-		e := entries[i]
-		if server != nil {
-			e.Server = *server
+	docs := make([]*doc, len(entries))
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(entries)/entriesPerWorker))
+	learnt := make([]map[string]word, workers)
+	analyze := func(w int) {
+		c := docFreqs{lx: ix.an.learner()}
+		for i := w; i < len(entries); i += workers {
+			e := entries[i]
+			if server != nil {
+				e.Server = *server
+			}
+			if e.Tool != nil {
+				docs[i] = buildDoc(&e, &c)
+			}
 		}
-		if e.Tool != nil {
-			docs = append(docs, buildDoc(&e, &c))
-		}
+		learnt[w] = c.lx.learnt
 	}
-	return docs, c.lx.learnt
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Go(func() { analyze(w) })
+	}
+	analyze(0)
+	wg.Wait()
+	return slices.DeleteFunc(docs, func(d *doc) bool { return d == nil }), learnt
 }
+
+// entriesPerWorker is the fewest entries worth another core: a tool takes
+// tens of microseconds to analyse, a goroutine one to start.
+const entriesPerWorker = 8
 
 // addDocsLocked indexes docs, each replacing any tool of the same name,
 // whatever its server: the last one wins.
