@@ -172,6 +172,28 @@ func BenchmarkQuery(b *testing.B) {
 	}
 }
 
+// BenchmarkQueryFirst is BenchmarkQuery where no hit was ever returned
+// before: a hit's token estimate is made then, not as the index is built.
+func BenchmarkQueryFirst(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			ix := build(synthCatalog(b, n), nil)
+			runtime.GC()
+			ctx := context.Background()
+			i := 0
+			for b.Loop() {
+				b.StopTimer()
+				for _, d := range ix.docs {
+					d.tokens.Store(0)
+				}
+				b.StartTimer()
+				ix.Search(ctx, Query{Text: benchQueries[i%len(benchQueries)], K: 10})
+				i++
+			}
+		})
+	}
+}
+
 // randomEmbedder stands in for a model of 768 dimensions: a vector per
 // text, the same each time, pointing anywhere. It measures the cost of
 // dense retrieval, not its quality.

@@ -127,8 +127,21 @@ func buildDoc(e *Entry, c *docFreqs) *doc {
 	add(fMeta, strings.Join(keywords, " "))
 	d.freqs, d.names = c.freqs()
 	d.lens = c.lens
-	d.tokens = EstimateTokens(t)
 	return d
+}
+
+// tokensOf is d's estimated token cost. It is estimated the first time it
+// is asked for, not as d is built: the estimate marshals the whole
+// definition, a fifth of the work of building a doc, and most tools of a
+// large catalog are never a hit. Searches may race to store it; either
+// estimate will do.
+func (d *doc) tokensOf() int {
+	if n := d.tokens.Load(); n > 0 {
+		return int(n - 1)
+	}
+	n := EstimateTokens(d.tool)
+	d.tokens.Store(int32(min(n, math.MaxInt32-1) + 1))
+	return n
 }
 
 // stripServer leaves out a gateway's server prefix from a published name,

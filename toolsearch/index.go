@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -100,8 +101,10 @@ type doc struct {
 	server  string
 	tool    *mcp.Tool
 	related []string
-	tokens  int // estimated token cost of the full definition
-	lens    [numFields]float64
+	// tokens is the estimated token cost of the full definition, plus
+	// one; zero until tokensOf first estimates it.
+	tokens atomic.Int32
+	lens   [numFields]float64
 	// terms are the doc's terms, those of its name first; a doc points
 	// at the index's terms rather than naming them, so that scoring a
 	// name and removing a doc look nothing up.

@@ -69,7 +69,7 @@ func (ix *Index) Search(ctx context.Context, q Query) []Hit {
 	hits := make([]Hit, len(ranked))
 	for i, r := range ranked {
 		d := ix.docs[r.id]
-		hits[i] = Hit{Server: d.server, Name: d.key, Score: r.score, Tokens: d.tokens, Tool: d.tool, Related: ix.relatedLocked(d)}
+		hits[i] = Hit{Server: d.server, Name: d.key, Score: r.score, Tokens: d.tokensOf(), Tool: d.tool, Related: ix.relatedLocked(d)}
 	}
 	return hits
 }
