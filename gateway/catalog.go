@@ -97,6 +97,12 @@ func (u *upstream) refresh(ctx context.Context, cs *mcp.ClientSession) error {
 				u.logger.Error("gateway: two tools of the upstream publish the same name; keeping the first", "name", pub, "kept", prev, "dropped", orig)
 				continue
 			}
+			if isMetaTool(pub) {
+				// The gateway's own name wins, in every listing mode: a
+				// tool published over it would break tool search.
+				u.logger.Error("gateway: a tool name collides with one of the gateway's tool search tools; rename it in the configuration", "name", pub, "tool", orig)
+				continue
+			}
 			if other := u.g.owner(pub); other != nil && other != u {
 				u.logger.Error("gateway: a tool name collides with another server's; rename it in the configuration", "name", pub, "other", other.cfg.Name)
 				continue

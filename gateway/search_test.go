@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -378,5 +379,43 @@ func TestToolListingPerTenant(t *testing.T) {
 		if strings.HasPrefix(tool.Name, "calendar_") {
 			t.Errorf("discover shows acme %s", tool.Name)
 		}
+	}
+}
+
+// A tool published under a meta-tool's name (server "call", tool renamed
+// "tool") does not replace the meta-tool: it is left out and logged, in
+// either listing mode, and tool search keeps working.
+func TestMetaToolNameCollision(t *testing.T) {
+	for _, mode := range []string{config.ListingSearch, config.ListingFull} {
+		t.Run(mode, func(t *testing.T) {
+			var logs logBuffer
+			up := stdioServer("call")
+			up.Start = "eager"
+			up.Tools.Rename = map[string]string{"echo": "tool"}
+			cfg := &config.Config{Servers: map[string]*config.Server{"call": up}, ToolSearch: config.ToolSearch{Listing: mode}}
+			g := runConfigured(t, cfg, &Options{Logger: logs.logger()})
+			waitState(t, g, StateReady)
+			cs := connectTo(t, g.Server(), nil)
+			tools := listTools(t, cs)
+			if !strings.Contains(logs.String(), "collides with one of the gateway's tool search tools") {
+				t.Error("the collision was not logged")
+			}
+			if mode == config.ListingFull {
+				if _, ok := tools[MetaCallTool]; ok {
+					t.Errorf("full mode lists %s", MetaCallTool)
+				}
+				if _, err := cs.CallTool(context.Background(), MetaCallTool, map[string]any{"text": "x"}); rpcCode(err) != jsonrpc.CodeInvalidParams {
+					t.Errorf("calling %s in full mode: %v, want -32602", MetaCallTool, err)
+				}
+				return
+			}
+			if len(tools) != 3 || tools[MetaCallTool] == nil || tools[MetaSearchTools] == nil {
+				t.Fatalf("search mode lists %v", tools)
+			}
+			pid := callText(t, cs, MetaCallTool, map[string]any{"name": "call_pid", "arguments": map[string]any{}})
+			if _, err := strconv.Atoi(pid); err != nil {
+				t.Errorf("call_tool reached %q, not call_pid", pid)
+			}
+		})
 	}
 }
