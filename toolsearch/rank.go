@@ -115,17 +115,27 @@ func (ix *Index) allowed(cands []scored, allow func(string) bool) []scored {
 // order, whatever it is.
 func (ix *Index) twoStage(cands []scored, servers int) []scored {
 	type agg struct {
-		top [3]float64 // the best scores, best first
-		n   int
+		name  string
+		top   [3]float64 // the best scores, best first
+		n     int
+		score float64
 	}
-	by := map[string]*agg{}
+	var aggs []agg
+	at := map[string]int{}
+	last := -1
 	for _, c := range cands {
-		s := ix.docs[c.id].server
-		a := by[s]
-		if a == nil {
-			a = &agg{}
-			by[s] = a
+		// Candidates come mostly server by server, as servers' tools are
+		// added: the last one's aggregate saves most lookups.
+		if s := ix.docs[c.id].server; last < 0 || aggs[last].name != s {
+			i, ok := at[s]
+			if !ok {
+				i = len(aggs)
+				at[s] = i
+				aggs = append(aggs, agg{name: s})
+			}
+			last = i
 		}
+		a := &aggs[last]
 		i := min(a.n, len(a.top))
 		for ; i > 0 && c.score > a.top[i-1]; i-- {
 			if i < len(a.top) {
@@ -137,25 +147,22 @@ func (ix *Index) twoStage(cands []scored, servers int) []scored {
 		}
 		a.n++
 	}
-	names := make([]string, 0, len(by))
-	for s := range by {
-		names = append(names, s)
-	}
-	score := func(s string) float64 {
-		a := by[s]
+	for i := range aggs {
+		a := &aggs[i]
 		rest := 0.0
 		for _, x := range a.top[1:min(a.n, len(a.top))] {
 			rest += x
 		}
-		return a.top[0] + 0.25*rest
+		a.score = a.top[0] + 0.25*rest
 	}
-	slices.SortFunc(names, func(a, b string) int {
-		return cmp.Or(cmp.Compare(score(b), score(a)), cmp.Compare(a, b))
+	slices.SortFunc(aggs, func(a, b agg) int {
+		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.name, b.name))
 	})
-	if len(names) > servers {
-		names = names[:servers]
-	}
-	return slices.DeleteFunc(cands, func(c scored) bool { return !slices.Contains(names, ix.docs[c.id].server) })
+	aggs = aggs[:min(len(aggs), servers)]
+	return slices.DeleteFunc(cands, func(c scored) bool {
+		s := ix.docs[c.id].server
+		return !slices.ContainsFunc(aggs, func(a agg) bool { return a.name == s })
+	})
 }
 
 // rrfK is reciprocal rank fusion's constant, as its authors chose it.
