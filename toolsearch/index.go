@@ -120,10 +120,14 @@ type doc struct {
 type term struct {
 	df       int
 	postings []posting
+	// dropped says compaction took the term out of the vocabulary: a
+	// doc analysed before may point at it still (see lookUp).
+	dropped bool
 }
 
 type termFreq struct {
 	term string
+	t    *term // the term in the vocabulary, when it was there already
 	tf   [numFields]uint16
 }
 
@@ -228,6 +232,7 @@ func (ix *Index) analyzeEntries(entries []Entry, server *string) ([]*doc, []map[
 			}
 		}
 		learnt[w] = c.lx.learnt
+		ix.lookUp(docs[w:], workers)
 	}
 	var wg sync.WaitGroup
 	for w := 1; w < workers; w++ {
@@ -236,6 +241,21 @@ func (ix *Index) analyzeEntries(entries []Entry, server *string) ([]*doc, []map[
 	analyze(0)
 	wg.Wait()
 	return slices.DeleteFunc(docs, func(d *doc) bool { return d == nil }), learnt
+}
+
+// lookUp finds the terms of every step-th doc that are in the vocabulary
+// already, most of them, under the read lock: a lookup less for each
+// under the write lock, which searches wait for.
+func (ix *Index) lookUp(docs []*doc, step int) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	for i := 0; i < len(docs); i += step {
+		if d := docs[i]; d != nil {
+			for j := range d.freqs {
+				d.freqs[j].t = ix.terms[d.freqs[j].term]
+			}
+		}
+	}
 }
 
 // entriesPerWorker is the fewest entries worth another core: a tool takes
@@ -291,7 +311,10 @@ func (ix *Index) addLocked(d *doc) {
 	ix.byServer[d.server] = append(ix.byServer[d.server], d.id)
 	d.terms = make([]*term, len(d.freqs))
 	for i, f := range d.freqs {
-		t := ix.terms[f.term]
+		t := f.t
+		if t == nil || t.dropped {
+			t = ix.terms[f.term]
+		}
 		if t == nil {
 			t = &term{}
 			ix.terms[f.term] = t
@@ -344,6 +367,7 @@ func (ix *Index) compactLocked() {
 		t.postings = slices.DeleteFunc(t.postings, func(p posting) bool { return !ix.current(p) })
 		if len(t.postings) == 0 {
 			delete(ix.terms, s)
+			t.dropped = true
 		}
 	}
 	ix.total -= ix.dead

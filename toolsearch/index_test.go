@@ -575,3 +575,27 @@ func TestSearchWhileUpdateWaits(t *testing.T) {
 		t.Errorf("search(archived) = %q after the update", got)
 	}
 }
+
+// A doc analysed while a term was in the vocabulary, added after
+// compaction took the term out, must not be added to the dropped term.
+func TestTermDroppedDuringAnalysis(t *testing.T) {
+	ix := New(nil)
+	ix.SetServer("a", entriesOf(tool("a_zebra", "Zebra crossing")))
+	server := "b"
+	docs, learnt := ix.analyzeEntries(entriesOf(tool("b_zebra", "Zebra stripes")), &server)
+	ix.SetServer("a", nil) // every posting dead: compaction drops zebra
+	if _, ok := ix.terms["zebra"]; ok {
+		t.Fatal("the test means compaction to drop zebra")
+	}
+	ix.an.mu.Lock()
+	ix.mu.Lock()
+	for _, l := range learnt {
+		ix.an.merge(l)
+	}
+	ix.addDocsLocked(docs)
+	ix.mu.Unlock()
+	ix.an.mu.Unlock()
+	if got := search(ix, "zebra"); !slices.Equal(got, []string{"b_zebra"}) {
+		t.Errorf("search(zebra) = %q, want [b_zebra]", got)
+	}
+}
