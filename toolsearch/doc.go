@@ -8,7 +8,7 @@ import (
 )
 
 // docFreqs counts a doc's terms as it is analysed; kept from one doc to
-// the next of a batch, so that its map is allocated once.
+// the next, so that its map and slices are allocated once.
 type docFreqs struct {
 	lx   lexicon
 	at   map[string]int // term → index in list
@@ -76,9 +76,6 @@ func buildDoc(e *Entry, c *docFreqs) *doc {
 	keywords := e.Keywords
 	if len(keywords) == 0 {
 		keywords = stringsOf(meta["keywords"])
-	}
-	if c.at == nil {
-		c.at = map[string]int{}
 	}
 	c.reset()
 	tx := &c.text

@@ -221,17 +221,20 @@ func (ix *Index) analyzeEntries(entries []Entry, server *string) ([]*doc, []map[
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(entries)/entriesPerWorker))
 	learnt := make([]map[string]word, workers)
 	analyze := func(w int) {
-		c := docFreqs{lx: ix.an.learner()}
+		c := scratch.Get().(*docFreqs)
+		defer scratch.Put(c)
+		c.lx = ix.an.learner()
 		for i := w; i < len(entries); i += workers {
 			e := entries[i]
 			if server != nil {
 				e.Server = *server
 			}
 			if e.Tool != nil {
-				docs[i] = buildDoc(&e, &c)
+				docs[i] = buildDoc(&e, c)
 			}
 		}
 		learnt[w] = c.lx.learnt
+		c.lx = lexicon{}
 		ix.lookUp(docs[w:], workers)
 	}
 	var wg sync.WaitGroup
@@ -257,6 +260,10 @@ func (ix *Index) lookUp(docs []*doc, step int) {
 		}
 	}
 }
+
+// scratch keeps docFreqs from one batch to the next: most batches are
+// small, and their scratch would be most of what they allocate.
+var scratch = sync.Pool{New: func() any { return &docFreqs{at: map[string]int{}} }}
 
 // entriesPerWorker is the fewest entries worth another core: a tool takes
 // tens of microseconds to analyse, a goroutine one to start.
