@@ -310,20 +310,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 			return res, err
 		}
 	}
-	var res *mcp.CallToolResult
-	var err error
-	if req.Request.ProtocolVersion() == mcp.ModernVersion {
-		res, err = relayModern(g, ctx, u, server, req.Request, req.Params.Name, req.Params.Arguments, run)
-	} else {
-		err = u.do(ctx, req.Request, func(ctx context.Context, cs *mcp.ClientSession) error {
-			ctx = mcp.WithProgress(ctx, func(p *mcp.ProgressNotificationParams) {
-				req.NotifyProgress(p.Progress, p.Total, p.Message)
-			})
-			var err error
-			res, err = run(ctx, cs)
-			return err
-		})
-	}
+	res, err := viaUpstream(g, ctx, u, server, req.Request, req.Params.Name, req.Params.Arguments, run)
 	if err != nil {
 		return nil, err
 	}
@@ -359,7 +346,11 @@ func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mc
 	}
 	server := u.cfg.Name
 	u = g.forTenant(ctx, u)
-	res, err := viaUpstream(g, ctx, u, server, req.Request, req.Params.Name, req.Params.Arguments, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
+	args, err := json.Marshal(req.Params.Arguments) // maps marshal sorted: one digest per argument set
+	if err != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %v", err)
+	}
+	res, err := viaUpstream(g, ctx, u, server, req.Request, req.Params.Name, args, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
 		return cs.GetPrompt(ctx, orig, req.Params.Arguments)
 	})
 	if err != nil {
@@ -404,17 +395,15 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 	return res, nil
 }
 
-// viaUpstream runs a prompts/get or resources/read upstream: through a
-// relay for a 2026-07-28 client, so that what the upstream asks in the
-// middle reaches the client as input_required; in the request itself
-// for a legacy one, whose client is asked directly.
-func viaUpstream[T any](g *Gateway, ctx context.Context, u *upstream, server string, r *mcp.Request, target string, args any, run func(context.Context, *mcp.ClientSession) (*T, error)) (*T, error) {
+// viaUpstream runs a tools/call, prompts/get or resources/read upstream:
+// through a relay for a 2026-07-28 client, so that what the upstream
+// asks in the middle reaches the client as input_required (target and
+// args, encoded, are what a retry must repeat); in the request itself
+// for a legacy one, whose client is asked directly. Progress goes back
+// either way.
+func viaUpstream[T any](g *Gateway, ctx context.Context, u *upstream, server string, r *mcp.Request, target string, args []byte, run func(context.Context, *mcp.ClientSession) (*T, error)) (*T, error) {
 	if r.ProtocolVersion() == mcp.ModernVersion {
-		b, err := json.Marshal(args) // maps marshal sorted: one digest per argument set
-		if err != nil {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %v", err)
-		}
-		return relayModern(g, ctx, u, server, r, target, b, run)
+		return relayModern(g, ctx, u, server, r, target, args, run)
 	}
 	var res *T
 	err := u.do(ctx, r, func(ctx context.Context, cs *mcp.ClientSession) error {
