@@ -5,13 +5,10 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
-	"net/url"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"github.com/mcpgate/mcpgate/internal/sqlitefile"
 )
 
 // Audit is the log of tool calls kept in SQLite: who called which tool of
@@ -53,22 +50,7 @@ func OpenAudit(path string, retention time.Duration, logger *slog.Logger) (*Audi
 	if logger == nil {
 		logger = slog.Default()
 	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600) // private: it names callers
-	if err != nil {
-		return nil, err
-	}
-	f.Close()
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}).String())
+	db, abs, err := sqlitefile.Open(path, nil) // private: it names callers
 	if err != nil {
 		return nil, err
 	}

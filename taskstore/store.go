@@ -14,13 +14,10 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"github.com/mcpgate/mcpgate/internal/sqlitefile"
 )
 
 // Store is a task database. Its methods are safe for concurrent use.
@@ -35,33 +32,14 @@ type Store struct {
 	writer chan struct{}
 }
 
-// busyTimeout is how long a write waits for another process's write
-// transaction before failing with "database is locked".
-const busyTimeout = 10 * time.Second
-
 // Open opens the task database at path, creating the file and its parent
 // directories (mode 0700) as needed, and brings its schema up to date.
 func Open(path string) (*Store, error) {
-	if path == "" {
-		return nil, errors.New("taskstore: the database path is empty")
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fmt.Errorf("taskstore: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-		return nil, fmt.Errorf("taskstore: %w", err)
-	}
-	// Creating the file here rather than letting SQLite do it makes it
-	// private (tasks hold whatever the user writes); SQLite gives the
-	// -wal and -shm files the database file's mode.
-	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("taskstore: %w", err)
-	}
-	f.Close()
-
-	db, err := sql.Open("sqlite", dsn(abs))
+	// Every transaction that is not read-only takes the write lock at
+	// BEGIN (_txlock=immediate): a deferred one that upgrades later can
+	// fail with SQLITE_BUSY without the busy handler ever being
+	// consulted. foreign_keys is per connection, like busy_timeout.
+	db, abs, err := sqlitefile.Open(path, url.Values{"_pragma": {"foreign_keys(1)"}, "_txlock": {"immediate"}})
 	if err != nil {
 		return nil, fmt.Errorf("taskstore: %w", err)
 	}
@@ -70,7 +48,7 @@ func Open(path string) (*Store, error) {
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)
 	s := &Store{db: db, path: abs, writer: make(chan struct{}, 1)}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*busyTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*sqlitefile.BusyTimeout)
 	defer cancel()
 	// A connection runs the DSN's pragmas as it opens, so this is where a
 	// file that is not a database is found out.
@@ -83,27 +61,6 @@ func Open(path string) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-// dsn builds a file: URI, so that characters such as '?' and '#' in the
-// path are escaped rather than taken for the query. The pragmas run on
-// every new connection: each connection needs its own busy_timeout and
-// foreign_keys. _txlock=immediate makes every BeginTx that is not
-// read-only take the write lock at BEGIN; a deferred transaction that
-// upgrades later can fail with SQLITE_BUSY without the busy handler ever
-// being consulted.
-func dsn(abs string) string {
-	p := filepath.ToSlash(abs)
-	if !strings.HasPrefix(p, "/") {
-		p = "/" + p // a Windows drive letter: file:///C:/...
-	}
-	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "foreign_keys(1)")
-	q.Set("_txlock", "immediate")
-	u := url.URL{Scheme: "file", Path: p, RawQuery: q.Encode()}
-	return u.String()
 }
 
 // Path returns the absolute path of the database file.

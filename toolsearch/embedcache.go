@@ -4,17 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
-	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"github.com/mcpgate/mcpgate/internal/sqlitefile"
 )
 
 // SQLiteCache keeps tools' vectors in a SQLite file, by model and SHA-256
@@ -28,33 +24,11 @@ type SQLiteCache struct {
 
 // OpenCache opens (creating) the vector cache at path.
 func OpenCache(path string) (*SQLiteCache, error) {
-	if path == "" {
-		return nil, errors.New("toolsearch: the embedding cache path is empty")
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fmt.Errorf("toolsearch: embedding cache: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-		return nil, fmt.Errorf("toolsearch: embedding cache: %w", err)
-	}
 	// Private like the project's other databases: tool texts may name
 	// internal systems.
-	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	db, abs, err := sqlitefile.Open(path, nil)
 	if err != nil {
-		return nil, fmt.Errorf("toolsearch: embedding cache: %w", err)
-	}
-	f.Close()
-	p := filepath.ToSlash(abs)
-	if !strings.HasPrefix(p, "/") {
-		p = "/" + p // a Windows drive letter: file:///C:/...
-	}
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: p, RawQuery: q.Encode()}).String())
-	if err != nil {
-		return nil, fmt.Errorf("toolsearch: embedding cache %s: %w", path, err)
+		return nil, fmt.Errorf("toolsearch: embedding cache %q: %w", path, err)
 	}
 	db.SetMaxOpenConns(4)
 	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS vectors (
@@ -65,7 +39,7 @@ func OpenCache(path string) (*SQLiteCache, error) {
 		PRIMARY KEY (model, hash)
 	) WITHOUT ROWID`); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("toolsearch: embedding cache %s: %w", path, err)
+		return nil, fmt.Errorf("toolsearch: embedding cache %q: %w", path, err)
 	}
 	return &SQLiteCache{db: db, path: abs}, nil
 }
