@@ -43,8 +43,8 @@ func (c *coCallTracker) called(ix *toolsearch.Index, caller, tool string, at tim
 		c.last = map[string]lastCall{}
 	}
 	prev, ok := c.last[caller]
-	if len(c.last) > 1<<16 {
-		c.forgetOld(at)
+	if len(c.last) >= maxCallers {
+		c.shrink(at)
 	}
 	c.last[caller] = lastCall{tool, at}
 	c.mu.Unlock()
@@ -53,13 +53,24 @@ func (c *coCallTracker) called(ix *toolsearch.Index, caller, tool string, at tim
 	}
 }
 
-// forgetOld drops callers quiet for longer than the window, a bound on
-// memory with many anonymous sessions.
-func (c *coCallTracker) forgetOld(now time.Time) {
+// maxCallers bounds the callers remembered, against many anonymous
+// sessions.
+const maxCallers = 1 << 16
+
+// shrink drops callers quiet for longer than the window and, if that is
+// not enough, any others down to half the bound, so that a full map is
+// swept once per maxCallers/2 new callers rather than on every call.
+func (c *coCallTracker) shrink(now time.Time) {
 	for k, v := range c.last {
 		if now.Sub(v.at) > coCallWindow {
 			delete(c.last, k)
 		}
+	}
+	for k := range c.last {
+		if len(c.last) <= maxCallers/2 {
+			break
+		}
+		delete(c.last, k)
 	}
 }
 

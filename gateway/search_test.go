@@ -419,3 +419,20 @@ func TestMetaToolNameCollision(t *testing.T) {
 		})
 	}
 }
+
+// The co-call tracker stays bounded under many callers, all recent, and
+// keeps the caller it just saw.
+func TestCoCallTrackerBounded(t *testing.T) {
+	var c coCallTracker
+	now := time.Now()
+	for i := range maxCallers + 100 {
+		caller := fmt.Sprint("s:", i)
+		c.called(nil, caller, "t", now)
+		if _, ok := c.last[caller]; !ok {
+			t.Fatalf("caller %d forgotten as soon as seen", i)
+		}
+	}
+	if n := len(c.last); n > maxCallers {
+		t.Errorf("%d callers remembered, bound %d", n, maxCallers)
+	}
+}

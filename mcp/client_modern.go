@@ -117,31 +117,19 @@ func (cs *ClientSession) metaParams(ctx context.Context, p []byte, token string)
 	if obj == nil {
 		obj = map[string]jsontext.Value{}
 	}
-	meta := map[string]any{}
+	// The params carry a _meta of their own: ours go over it.
+	meta := map[string]jsontext.Value{}
 	if raw, ok := obj["_meta"]; ok {
 		if err := unmarshalValue(raw, &meta); err != nil {
 			return nil, err
 		}
 	}
-	meta[MetaProtocolVersion] = ModernVersion
-	caps := cs.client.capabilities()
-	if ctx != nil && ctx.Value(withTasksExtension{}) != nil {
-		ext := make(map[string]jsontext.Value, len(caps.Extensions)+1)
-		for k, v := range caps.Extensions {
-			ext[k] = v
-		}
-		ext[ExtensionTasks] = jsontext.Value("{}")
-		caps.Extensions = ext
+	var ours map[string]jsontext.Value
+	if err := unmarshalValue(append(append([]byte{'{'}, members...), '}'), &ours); err != nil {
+		return nil, err
 	}
-	meta[MetaClientCapabilities] = caps
-	meta[MetaClientInfo] = cs.client.impl
-	cs.mu.Lock()
-	if cs.logLevel != "" {
-		meta[MetaLogLevel] = cs.logLevel
-	}
-	cs.mu.Unlock()
-	if token != "" {
-		meta["progressToken"] = jsontext.Value(token)
+	for k, v := range ours {
+		meta[k] = v
 	}
 	m, err := marshal(meta)
 	if err != nil {

@@ -486,3 +486,23 @@ func TestWithMeta(t *testing.T) {
 		}
 	}
 }
+
+// A modern call whose params carry a _meta of their own keeps it, and
+// gets the session's members and its progress token over it.
+func TestModernParamsOwnMeta(t *testing.T) {
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+	got := make(chan Meta, 1)
+	s.AddTool(&Tool{Name: "m", InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		got <- req.Params.Meta
+		return TextResult("ok"), nil
+	})
+	cs := connect(t, s, &ClientOptions{ProtocolVersion: ModernVersion})
+	ctx := WithProgress(context.Background(), func(*ProgressNotificationParams) {})
+	if _, err := cs.CallToolParams(ctx, &CallToolParams{Name: "m", Meta: Meta{"x": 1, MetaProtocolVersion: "bogus"}}); err != nil {
+		t.Fatal(err)
+	}
+	m := <-got
+	if m["x"] != float64(1) || m[MetaProtocolVersion] != ModernVersion || m["progressToken"] == nil || m[MetaClientCapabilities] == nil {
+		t.Errorf("_meta the handler saw: %v", m)
+	}
+}
