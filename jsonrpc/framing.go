@@ -50,6 +50,10 @@ func NewLineReader(r io.Reader, max int) *LineReader {
 
 const prefixKeep = 64 << 10
 
+// Buffered returns how many bytes have been read from the underlying
+// reader but not yet returned: more than zero means input is waiting.
+func (lr *LineReader) Buffered() int { return lr.r.Buffered() }
+
 // Read returns the next line that is not blank, without its line
 // terminator, in a slice the caller owns. A line over the limit is skipped
 // and reported as a *TooLargeError; reading can go on after it. At the end

@@ -219,6 +219,9 @@ func (ss *ServerSession) call(ctx context.Context, method string, params, result
 	w := ss.out
 	if r := requestFrom(ctx); r != nil && r.Session == ss && !r.done.Load() {
 		w = r.w // keep it with the request that needs it
+		if r.yield != nil {
+			r.yield() // the answer comes on the stream this request's goroutine reads
+		}
 	}
 	if t := taskFrom(ctx); t != nil && !t.modern {
 		// A task's handler waiting on the client: input_required.

@@ -34,6 +34,7 @@ type Request struct {
 	w          MessageWriter      // the stream of this request
 	respond    func([]byte) error // where the response goes
 	inline     bool
+	yield      func() // set while it runs on the reading goroutine: reading moves elsewhere
 	cancelFn   context.CancelCauseFunc
 
 	cancelMu    sync.Mutex // guards cancelFn and earlyCancel

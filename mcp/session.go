@@ -203,15 +203,8 @@ func (ss *ServerSession) processMessage(ctx context.Context, msg *jsonrpc.Messag
 	case jsonrpc.KindNotification:
 		ss.handleNotification(ctx, msg, w)
 	case jsonrpc.KindRequest:
-		var req *Request
-		var rerr *jsonrpc.Error
-		if ModernClaim(msg.Params) {
-			req, rerr = ss.admitModern(ctx, msg, w, replyFunc(w))
-		} else {
-			req, rerr = ss.admit(msg, w, replyFunc(w))
-		}
-		if rerr != nil {
-			replyFunc(w)(jsonrpc.AppendError(nil, msg.ID, rerr))
+		req := ss.admitRequest(ctx, msg, w)
+		if req == nil {
 			return
 		}
 		if wait || req.inline {
@@ -228,6 +221,48 @@ func (ss *ServerSession) processMessage(ctx context.Context, msg *jsonrpc.Messag
 			workpool.Go(func() { ss.run(ctx, req) })
 		}
 	}
+}
+
+// receiveInline is receive for a reader that runs the request itself
+// (streamread.go): it returns an admitted request instead of starting it,
+// and handles everything else as receive does.
+func (ss *ServerSession) receiveInline(ctx context.Context, data []byte, w MessageWriter) *Request {
+	if jsonrpc.IsBatch(data) {
+		ss.processBatch(ctx, data, w, false)
+		return nil
+	}
+	msg, de := jsonrpc.DecodeMessage(data)
+	if de != nil {
+		ss.rejected(w, de)
+		return nil
+	}
+	if msg.Kind() != jsonrpc.KindRequest {
+		ss.processMessage(ctx, msg, w, false)
+		return nil
+	}
+	req := ss.admitRequest(ctx, msg, w)
+	if req != nil && req.inline {
+		ss.run(ctx, req)
+		return nil
+	}
+	return req
+}
+
+// admitRequest admits a request, or answers it with the reason it was
+// refused and returns nil.
+func (ss *ServerSession) admitRequest(ctx context.Context, msg *jsonrpc.Message, w MessageWriter) *Request {
+	var req *Request
+	var rerr *jsonrpc.Error
+	if ModernClaim(msg.Params) {
+		req, rerr = ss.admitModern(ctx, msg, w, replyFunc(w))
+	} else {
+		req, rerr = ss.admit(msg, w, replyFunc(w))
+	}
+	if rerr != nil {
+		replyFunc(w)(jsonrpc.AppendError(nil, msg.ID, rerr))
+		return nil
+	}
+	return req
 }
 
 func (ss *ServerSession) rejected(w MessageWriter, de *jsonrpc.DecodeError) {

@@ -37,6 +37,7 @@ type lineConn struct {
 }
 
 func (c *lineConn) ReadMessage() ([]byte, error)  { return c.r.Read() }
+func (c *lineConn) Buffered() int                 { return c.r.Buffered() }
 func (c *lineConn) WriteMessage(msg []byte) error { return c.w.Write(msg) }
 func (c *lineConn) hold()                         { c.w.Hold() }
 func (c *lineConn) release()                      { c.w.Release() }
@@ -92,43 +93,14 @@ func (s *Server) ServeConn(ctx context.Context, conn Conn, opts *ServeOptions) e
 	hctx, hcancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer hcancel()
 
-	var stopping sync.Mutex // held while a message is admitted
-	stopped := false
-	readErr := make(chan error, 1)
-	go func() {
-		for {
-			data, err := conn.ReadMessage()
-			var tooLarge *jsonrpc.TooLargeError
-			if errors.As(err, &tooLarge) {
-				ss.writeError(conn, jsonrpc.PeekID(tooLarge.Prefix), jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
-					"Invalid Request: %s; send smaller messages", tooLarge.Error()))
-				continue
-			}
-			if err != nil {
-				if errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) {
-					err = nil
-				}
-				readErr <- err
-				return
-			}
-			stopping.Lock()
-			if stopped {
-				stopping.Unlock()
-				readErr <- nil
-				return
-			}
-			ss.receive(hctx, data, conn)
-			stopping.Unlock()
-		}
-	}()
+	r := newStreamReader(ss, conn, hctx)
+	go r.loop()
 
 	var err error
 	select {
-	case err = <-readErr:
+	case err = <-r.readErr:
 	case <-ctx.Done():
-		stopping.Lock()
-		stopped = true
-		stopping.Unlock()
+		r.stop()
 	}
 	// Drain: requests already admitted finish, up to the deadline.
 	ss.Drain()

@@ -16,7 +16,9 @@ import (
 	"fmt"
 	"log"
 	"net/http"
+	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -38,6 +40,16 @@ func main() {
 	tools := flag.Int("tools", 1, "how many tools to register: echo, then tool_0001… (the same echo)")
 	flag.Bool("stdio", true, "serve over stdin and stdout (the default without -http)")
 	flag.Parse()
+	// BENCH_CPUPROFILE=PREFIX writes a CPU profile of this process to
+	// PREFIX.PID, to see where a phase's time goes.
+	if p := os.Getenv("BENCH_CPUPROFILE"); p != "" {
+		f, err := os.Create(fmt.Sprintf("%s.%d", p, os.Getpid()))
+		if err != nil {
+			log.Fatal(err)
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "bench-mcpgate", Version: "0.1.0"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the input text"}, echo)
 	for i := 1; i < *tools; i++ {

@@ -1,0 +1,105 @@
+package mcp
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// longGrace makes the watcher hand reading off only after an hour, so
+// that what a test sees comes from the reader's own choices.
+func longGrace(t *testing.T) {
+	inlineGraceTest.Store(int64(time.Hour))
+	t.Cleanup(func() { inlineGraceTest.Store(0) })
+}
+
+func slowServer(release <-chan struct{}) *Server {
+	s := NewServer(nil, &ServerOptions{ClientRequestTimeout: time.Hour})
+	AddTool(s, &Tool{Name: "slow"}, func(ctx context.Context, req *CallToolRequest, in struct{}) (*CallToolResult, any, error) {
+		<-release
+		return TextResult("slow"), nil, nil
+	})
+	AddTool(s, &Tool{Name: "roots"}, func(ctx context.Context, req *CallToolRequest, in struct{}) (*CallToolResult, any, error) {
+		roots, err := req.ListRoots(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		return TextResult(roots.Roots[0].URI), nil, nil
+	})
+	return s
+}
+
+// A request read when no other input waits runs on the reading goroutine:
+// with the watcher held off, a ping sent after it is read only once it
+// has been answered.
+func TestInlineRunsOnReader(t *testing.T) {
+	longGrace(t)
+	release := make(chan struct{})
+	p := startPeer(t, slowServer(release), nil)
+	p.initialize(LatestVersion, "")
+	p.send(`{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"slow"}}`)
+	time.Sleep(20 * time.Millisecond) // let the reader take it alone
+	p.send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	select {
+	case line := <-p.msgs:
+		t.Fatalf("answered while the inline request runs: %s", line)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if m := p.recv(); string(m.ID) != `"s"` {
+		t.Fatalf("first answer %s, want the slow request's", m.Raw)
+	}
+	if m := p.recv(); string(m.ID) != `"p"` {
+		t.Fatalf("second answer %s, want the ping's", m.Raw)
+	}
+}
+
+// A request read while more input waits is handed off, so the rest of a
+// pipelined burst goes on without it.
+func TestPipelinedRequestHandedOff(t *testing.T) {
+	longGrace(t)
+	release := make(chan struct{})
+	defer close(release)
+	p := startPeer(t, slowServer(release), nil)
+	p.initialize(LatestVersion, "")
+	p.send("%s\n%s", `{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"slow"}}`, `{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	if m := p.recv(); string(m.ID) != `"p"` {
+		t.Fatalf("first answer %s, want the ping's", m.Raw)
+	}
+}
+
+// A request running inline that asks the client something gives reading
+// away at once: the answer arrives on the stream it would otherwise hold.
+func TestInlineRequestAskingClientYields(t *testing.T) {
+	longGrace(t)
+	p := startPeer(t, slowServer(nil), nil)
+	p.initialize(LatestVersion, `{"roots":{}}`)
+	p.send(`{"jsonrpc":"2.0","id":"r","method":"tools/call","params":{"name":"roots"}}`)
+	if m := p.answer(`{"roots":[{"uri":"file:///home"}]}`); m.Method != "roots/list" {
+		t.Fatalf("want roots/list, got %s", m.Raw)
+	}
+	if m := p.recv(); string(m.ID) != `"r"` || !strings.Contains(m.Raw, "file:///home") {
+		t.Fatalf("result %s", m.Raw)
+	}
+	// Reading went on after the yield: the session still answers.
+	p.result("ping", "", nil)
+}
+
+// With the watcher on, a request that runs long gives reading away: its
+// cancellation is read and a later request is answered first.
+func TestInlineRequestHandedOffByWatcher(t *testing.T) {
+	release := make(chan struct{})
+	p := startPeer(t, slowServer(release), nil)
+	p.initialize(LatestVersion, "")
+	p.send(`{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"slow"}}`)
+	time.Sleep(5 * time.Millisecond)
+	if m := p.call("ping", ""); m.Error != nil {
+		t.Fatalf("ping: %s", m.Raw)
+	}
+	close(release)
+	if m := p.recv(); string(m.ID) != `"s"` {
+		t.Fatalf("answer %s, want the slow request's", m.Raw)
+	}
+}
+
