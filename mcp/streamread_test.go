@@ -102,4 +102,3 @@ func TestInlineRequestHandedOffByWatcher(t *testing.T) {
 		t.Fatalf("answer %s, want the slow request's", m.Raw)
 	}
 }
-
