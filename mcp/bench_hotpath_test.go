@@ -50,17 +50,25 @@ func BenchmarkDispatchToolsCallEchoModern(b *testing.B) {
 	benchDispatch(b, echoServer(nil), `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"`+echoText+`"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"b","version":"1"}}}}`)
 }
 
-// A tool's result to the bytes of its reply.
+// A tool's result to the bytes of its reply: as the engine encodes it,
+// and through the reflective encoder alone.
 func BenchmarkEncodeCallToolResult(b *testing.B) {
-	id := jsonrpc.IntID(12345)
-	buf := make([]byte, 0, 512)
-	b.ReportAllocs()
-	for b.Loop() {
-		res, err := marshal(TextResult(echoText))
-		if err != nil {
-			b.Fatal(err)
-		}
-		buf = jsonrpc.AppendResult(buf[:0], id, res)
+	for _, c := range []struct {
+		name string
+		enc  func(any) ([]byte, error)
+	}{{"engine", encodeResult}, {"reflect", marshal}} {
+		b.Run(c.name, func(b *testing.B) {
+			id := jsonrpc.IntID(12345)
+			buf := make([]byte, 0, 512)
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := c.enc(TextResult(echoText))
+				if err != nil {
+					b.Fatal(err)
+				}
+				buf = jsonrpc.AppendResult(buf[:0], id, res)
+			}
+		})
 	}
 }
 

@@ -14,6 +14,66 @@ import (
 
 func marshal(v any) ([]byte, error) { return json.Marshal(v) }
 
+// encodeResult encodes a handler's result. The usual tool result, text
+// blocks and perhaps structured content, is written without reflection:
+// profiles showed encoding it through the reflective encoder as a third
+// of the engine's own CPU per tools/call.
+func encodeResult(res any) ([]byte, error) {
+	if r, ok := res.(*CallToolResult); ok && r != nil {
+		if b, ok := appendToolResult(make([]byte, 0, 64+textLen(r)), r); ok {
+			return b, nil
+		}
+	}
+	return marshal(res)
+}
+
+func textLen(r *CallToolResult) int {
+	n := 0
+	for _, c := range r.Content {
+		if t, ok := c.(*TextContent); ok && t != nil {
+			n += len(t.Text) + 32
+		}
+	}
+	return n
+}
+
+// appendToolResult appends r as marshal would encode it, when r holds only
+// text blocks without annotations or _meta; ok is false otherwise.
+func appendToolResult(b []byte, r *CallToolResult) ([]byte, bool) {
+	if r.Meta != nil {
+		return b, false
+	}
+	b = append(b, `{"content":[`...)
+	for i, c := range r.Content {
+		t, ok := c.(*TextContent)
+		if !ok || t == nil || t.Annotations != nil || t.Meta != nil {
+			return b, false
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"type":"text","text":`...)
+		var err error
+		if b, err = jsontext.AppendQuote(b, t.Text); err != nil {
+			return b, false // invalid UTF-8: marshal reports it
+		}
+		b = append(b, '}')
+	}
+	b = append(b, ']')
+	if r.StructuredContent != nil {
+		sc, err := marshal(r.StructuredContent)
+		if err != nil {
+			return b, false
+		}
+		b = append(b, `,"structuredContent":`...)
+		b = append(b, sc...)
+	}
+	if r.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	return append(b, '}'), true
+}
+
 // encoded is a result the engine assembled from parts it had already
 // validated, sent without another encoding pass. Middleware sees it as
 // JSON text (it marshals as itself).

@@ -336,7 +336,7 @@ func (s *Server) encodeModern(req *Request, res any, err error) []byte {
 		b = r
 	default:
 		var merr error
-		if b, merr = marshal(res); merr != nil {
+		if b, merr = encodeResult(res); merr != nil {
 			s.logger.Error("mcp: could not encode a result", "error", merr)
 			return jsonrpc.AppendError(nil, req.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: the server could not encode its result"))
 		}

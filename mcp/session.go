@@ -427,7 +427,7 @@ func encodeResponse(id jsonrpc.ID, res any, err error, logger *slog.Logger) []by
 		// Assembled by the engine from validated parts (tools/list).
 		return jsonrpc.AppendResult(nil, id, r)
 	}
-	b, merr := marshal(res)
+	b, merr := encodeResult(res)
 	if merr != nil {
 		logger.Error("mcp: could not encode a result", "error", merr)
 		return jsonrpc.AppendError(nil, id, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: the server could not encode its result"))
