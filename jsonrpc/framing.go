@@ -50,9 +50,17 @@ func NewLineReader(r io.Reader, max int) *LineReader {
 
 const prefixKeep = 64 << 10
 
-// Buffered returns how many bytes have been read from the underlying
-// reader but not yet returned: more than zero means input is waiting.
-func (lr *LineReader) Buffered() int { return lr.r.Buffered() }
+// LineWaiting reports whether a whole line has been read from the
+// underlying reader and not yet returned, so that Read returns without
+// waiting for input.
+func (lr *LineReader) LineWaiting() bool {
+	n := lr.r.Buffered()
+	if n == 0 {
+		return false
+	}
+	b, _ := lr.r.Peek(n)
+	return bytes.IndexByte(b, '\n') >= 0
+}
 
 // Read returns the next line that is not blank, without its line
 // terminator, in a slice the caller owns. A line over the limit is skipped

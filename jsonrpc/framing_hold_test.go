@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"io"
 	"sync"
 	"testing"
 )
@@ -81,5 +82,25 @@ func TestLineWriterHoldConcurrent(t *testing.T) {
 	wg.Wait()
 	if got := out.String(); got != string(bytes.Repeat([]byte("{}\n"), 50)) {
 		t.Fatalf("%d bytes written, want %d", len(got), 150)
+	}
+}
+
+// LineWaiting tells a whole line in the buffer from a part of one.
+func TestLineReaderLineWaiting(t *testing.T) {
+	pr, pw := io.Pipe()
+	lr := NewLineReader(pr, 0)
+	go pw.Write([]byte("{\"a\":1}\n{\"b\""))
+	if line, err := lr.Read(); err != nil || string(line) != `{"a":1}` {
+		t.Fatalf("Read: %q %v", line, err)
+	}
+	if lr.LineWaiting() {
+		t.Fatal("a part of a line counts as waiting")
+	}
+	go pw.Write([]byte(":2}\n{\"c\":3}\n"))
+	if line, err := lr.Read(); err != nil || string(line) != `{"b":2}` {
+		t.Fatalf("Read: %q %v", line, err)
+	}
+	if !lr.LineWaiting() {
+		t.Fatal("a whole line is waiting")
 	}
 }

@@ -37,7 +37,7 @@ type lineConn struct {
 }
 
 func (c *lineConn) ReadMessage() ([]byte, error)  { return c.r.Read() }
-func (c *lineConn) Buffered() int                 { return c.r.Buffered() }
+func (c *lineConn) LineWaiting() bool             { return c.r.LineWaiting() }
 func (c *lineConn) WriteMessage(msg []byte) error { return c.w.Write(msg) }
 func (c *lineConn) hold()                         { c.w.Hold() }
 func (c *lineConn) release()                      { c.w.Release() }

@@ -12,8 +12,9 @@ import (
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
-// A stream session's reader runs a request on its own goroutine when no
-// other input is waiting, instead of handing it to another goroutine.
+// A stream session's reader runs a request on its own goroutine instead
+// of handing it to another one, when no other input is waiting or the
+// requests before it were quick.
 //
 // Why: on a machine with idle cores, making a goroutine runnable wakes an
 // OS thread for it, and the thread goes back to sleep once the reply is
@@ -30,8 +31,9 @@ import (
 // that sends the client a request of its own, gives reading to a new
 // goroutine and goes on as if it had been handed off from the start.
 // Input that is already waiting when a request is read means the client
-// is pipelining: that request is handed off as before, so a burst runs in
-// parallel.
+// is pipelining: the burst runs inline, its replies held back and written
+// together, while its requests stay quick (inlineBurstMax); after a slower
+// one, the rest of the burst is handed off to run in parallel.
 
 // inlineGrace is how long a request may run on the reading goroutine
 // before reading moves to another: checked by a ticker, so the hand-off
@@ -42,10 +44,17 @@ const inlineGrace = time.Millisecond
 // held off (0: use inlineGrace).
 var inlineGraceTest atomic.Int64
 
+// inlineBurstMax is how quick the last inline request must have been for
+// a request of a pipelined burst to run inline too. Quick requests cost
+// less run one after the other on the reading goroutine, their replies
+// written together, than spread over cores (echo: 13 -> 6.5 µs of CPU a
+// call); slower ones, or ones that wait on I/O, run in parallel.
+const inlineBurstMax = 50 * time.Microsecond
+
 // buffered is implemented by a Conn that can tell whether input is already
 // waiting to be read.
 type buffered interface {
-	Buffered() int
+	LineWaiting() bool
 }
 
 // streamReader reads one stream session's messages. Exactly one goroutine
@@ -56,6 +65,8 @@ type streamReader struct {
 	conn     Conn
 	ctx      context.Context // handlers' context
 	buf      buffered        // nil: never run inline
+	hold     holder          // nil: replies are never held back
+	held     atomic.Bool     // the reader holds replies back
 	readErr  chan error
 	stopping sync.Mutex // held while a message is admitted
 	stopped  bool
@@ -67,6 +78,7 @@ type streamReader struct {
 	nextTok  uint64 // only the reading goroutine touches it
 	watching atomic.Bool
 	grace    time.Duration
+	lastRun  time.Duration // how long the last inline request ran
 }
 
 func newStreamReader(ss *ServerSession, conn Conn, ctx context.Context) *streamReader {
@@ -75,6 +87,7 @@ func newStreamReader(ss *ServerSession, conn Conn, ctx context.Context) *streamR
 		r.grace = time.Duration(g)
 	}
 	r.buf, _ = conn.(buffered)
+	r.hold, _ = conn.(holder)
 	return r
 }
 
@@ -88,7 +101,11 @@ func (r *streamReader) stop() {
 // loop reads until the stream ends or a hand-off gives reading to another
 // goroutine.
 func (r *streamReader) loop() {
+	defer r.releaseHold()
 	for {
+		if r.buf != nil && !r.buf.LineWaiting() {
+			r.releaseHold() // about to wait for input: send what is held
+		}
 		data, err := r.conn.ReadMessage()
 		var tooLarge *jsonrpc.TooLargeError
 		if errors.As(err, &tooLarge) {
@@ -110,15 +127,24 @@ func (r *streamReader) loop() {
 			return
 		}
 		var req *Request
-		if r.buf != nil && r.buf.Buffered() == 0 {
+		burst := r.buf != nil && r.buf.LineWaiting()
+		if r.buf != nil && (!burst || r.lastRun < inlineBurstMax) {
 			req = r.ss.receiveInline(r.ctx, data, r.conn)
 		} else {
 			r.ss.receive(r.ctx, data, r.conn)
 		}
 		r.stopping.Unlock()
-		if req != nil && !r.runInline(req) {
+		if req == nil {
+			continue
+		}
+		if burst && r.hold != nil && r.held.CompareAndSwap(false, true) {
+			r.hold.hold()
+		}
+		start := time.Now()
+		if !r.runInline(req) {
 			return
 		}
+		r.lastRun = time.Since(start)
 	}
 }
 
@@ -140,7 +166,15 @@ func (r *streamReader) runInline(req *Request) bool {
 // still runs inline; it is a no-op otherwise.
 func (r *streamReader) handOff(tok uint64) {
 	if r.running.CompareAndSwap(tok, 0) {
+		r.releaseHold()
 		go r.loop()
+	}
+}
+
+// releaseHold writes the replies held back while a burst was read.
+func (r *streamReader) releaseHold() {
+	if r.held.CompareAndSwap(true, false) {
+		r.hold.release()
 	}
 }
 

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -55,17 +56,46 @@ func TestInlineRunsOnReader(t *testing.T) {
 	}
 }
 
-// A request read while more input waits is handed off, so the rest of a
-// pipelined burst goes on without it.
+// A pipelined burst after a slow request is handed off, so the rest of
+// the burst goes on without it; a burst of quick requests is answered
+// whole.
 func TestPipelinedRequestHandedOff(t *testing.T) {
 	longGrace(t)
 	release := make(chan struct{})
-	defer close(release)
-	p := startPeer(t, slowServer(release), nil)
+	s := slowServer(release)
+	AddTool(s, &Tool{Name: "quick"}, func(ctx context.Context, req *CallToolRequest, in struct{}) (*CallToolResult, any, error) {
+		return TextResult("quick"), nil, nil
+	})
+	p := startPeer(t, s, nil)
 	p.initialize(LatestVersion, "")
-	p.send("%s\n%s", `{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"slow"}}`, `{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	var burst []string
+	for i := range 20 {
+		burst = append(burst, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"quick"}}`, i))
+	}
+	p.send("%s", strings.Join(burst, "\n"))
+	seen := map[string]bool{}
+	for range 20 {
+		m := p.recv()
+		if seen[string(m.ID)] || !strings.Contains(m.Raw, `"quick"`) {
+			t.Fatalf("answer %s", m.Raw)
+		}
+		seen[string(m.ID)] = true
+	}
+	// A slow request runs inline alone...
+	p.send(`{"jsonrpc":"2.0","id":"s1","method":"tools/call","params":{"name":"slow"}}`)
+	time.Sleep(20 * time.Millisecond)
+	release <- struct{}{}
+	if m := p.recv(); string(m.ID) != `"s1"` {
+		t.Fatalf("answer %s, want s1's", m.Raw)
+	}
+	// ...and the burst after it is handed off.
+	p.send("%s\n%s", `{"jsonrpc":"2.0","id":"s2","method":"tools/call","params":{"name":"slow"}}`, `{"jsonrpc":"2.0","id":"p","method":"ping"}`)
 	if m := p.recv(); string(m.ID) != `"p"` {
 		t.Fatalf("first answer %s, want the ping's", m.Raw)
+	}
+	release <- struct{}{}
+	if m := p.recv(); string(m.ID) != `"s2"` {
+		t.Fatalf("answer %s, want s2's", m.Raw)
 	}
 }
 
