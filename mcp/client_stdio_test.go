@@ -72,6 +72,15 @@ func runChild(mode string) {
 				os.Exit(1)
 			}
 		}
+	case "sigterm":
+		// Serves until SIGTERM, with its stdin left open by the parent.
+		sctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
+		defer stop()
+		if err := featureServer(nil).ServeStdio(sctx, nil); err != nil {
+			fmt.Fprintln(os.Stderr, "serve:", err)
+			os.Exit(1)
+		}
+		fmt.Fprintln(os.Stderr, "served")
 	case "sleeper":
 		signal.Ignore(syscall.SIGTERM)
 		time.Sleep(time.Minute)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 	"sync"
 	"time"
 
@@ -71,7 +70,8 @@ func (s *Server) ServeStdio(ctx context.Context, opts *ServeOptions) error {
 	if opts != nil {
 		o = *opts
 	}
-	return s.ServeConn(ctx, NewStdioConn(pollable(os.Stdin), pollable(os.Stdout), o.MaxMessageSize), &o)
+	in, out := stdioFiles()
+	return s.ServeConn(ctx, NewStdioConn(in, out, o.MaxMessageSize), &o)
 }
 
 // ServeConn serves one session on conn until the peer ends the stream or

@@ -4,4 +4,4 @@ package mcp
 
 import "os"
 
-func pollable(f *os.File) *os.File { return f }
+func stdioFiles() (in, out *os.File) { return os.Stdin, os.Stdout }
