@@ -10,6 +10,7 @@ FUZZ_TARGETS := \
 	./jsonrpc:FuzzLineReader \
 	./mcp:FuzzSessionHandle \
 	./mcp:FuzzFlatSchema \
+	./mcp:FuzzToolResultFastEncoding \
 	./taskstore:FuzzDecodeCursor \
 	./mcphttp:FuzzPOST \
 	./mcphttp:FuzzSSEReader \
