@@ -43,8 +43,7 @@ func runChild(mode string) {
 	case "parent":
 		// Starts a grandchild that would outlive it if only it were
 		// signalled, then serves.
-		gc := exec.Command(os.Args[0])
-		gc.Env = append(os.Environ(), childEnv+"=sleeper")
+		gc := childCommand("sleeper")
 		gc.Start()
 		fmt.Fprintln(os.Stderr, "grandchild", gc.Process.Pid)
 		signal.Ignore(syscall.SIGTERM)
@@ -105,11 +104,16 @@ func (b *logBuffer) String() string {
 	return b.buf.String()
 }
 
-func childTransport(mode string, logs *logBuffer) *CommandTransport {
+// childCommand runs this test binary as the subprocess of mode.
+func childCommand(mode string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), childEnv+"="+mode)
+	return cmd
+}
+
+func childTransport(mode string, logs *logBuffer) *CommandTransport {
 	return &CommandTransport{
-		Command:          cmd,
+		Command:          childCommand(mode),
 		TerminateTimeout: 200 * time.Millisecond,
 		Logger:           slog.New(slog.NewTextHandler(logs, nil)),
 	}

@@ -34,7 +34,8 @@ type Request struct {
 	w          MessageWriter      // the stream of this request
 	respond    func([]byte) error // where the response goes
 	inline     bool
-	yield      func() // set while it runs on the reading goroutine: reading moves elsewhere
+	reader     *streamReader // set while it runs on the reading goroutine (with its token)
+	readerTok  uint64
 	cancelFn   context.CancelCauseFunc
 
 	cancelMu    sync.Mutex // guards cancelFn and earlyCancel

@@ -5,18 +5,11 @@ package mcp
 import (
 	"bufio"
 	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
-
-func childCommand(mode string) *exec.Cmd {
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), childEnv+"="+mode)
-	return cmd
-}
 
 const childInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
 	`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +

@@ -154,7 +154,7 @@ func (r *streamReader) runInline(req *Request) bool {
 	r.nextTok++
 	tok := r.nextTok
 	r.running.Store(tok)
-	req.yield = func() { r.handOff(tok) }
+	req.reader, req.readerTok = r, tok
 	if !r.watching.Load() && r.watching.CompareAndSwap(false, true) {
 		go r.watch()
 	}
