@@ -116,7 +116,15 @@ func (cs *ClientSession) callToolTaskModern(ctx context.Context, p *CallToolPara
 	answered := map[string]bool{}
 	d := first.task
 	for {
-		switch d.Status {
+		// The creation answer is a Task, not a DetailedTask: a task that
+		// ended before it was written says so without its outcome, which
+		// tasks/get then brings (at once, not after a poll interval).
+		const endedEarly TaskStatus = "(ended before its creation answer)"
+		status := d.Status
+		if d == first.task && d.Result == nil && d.Error == nil && (status == TaskCompleted || status == TaskFailed) {
+			status = endedEarly
+		}
+		switch status {
 		case TaskCompleted:
 			var res CallToolResult
 			if err := unmarshalValue(d.Result, &res); err != nil {
@@ -154,6 +162,8 @@ func (cs *ClientSession) callToolTaskModern(ctx context.Context, p *CallToolPara
 				break // poll at once: the answers may have finished it
 			}
 			fallthrough
+		case endedEarly:
+			// fetched below at once
 		default:
 			wait := o.PollInterval
 			if wait <= 0 {

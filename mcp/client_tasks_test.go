@@ -56,3 +56,18 @@ func TestClientCallToolAsTask(t *testing.T) {
 		t.Errorf("a server without tasks: %v", err)
 	}
 }
+
+// A task can end before the server writes the answer that creates it; the
+// answer's snapshot then says "completed" (or "failed") without the
+// outcome, which the client fetches with tasks/get.
+func TestClientTaskEndedBeforeCreationAnswer(t *testing.T) {
+	s, _, _ := taskServer(nil)
+	cs := connect(t, s, &ClientOptions{ProtocolVersion: ModernVersion})
+	fast := &TaskCallOptions{TTL: time.Minute, PollInterval: time.Millisecond}
+	for i := range 300 {
+		res, err := cs.CallToolAsTask(context.Background(), &CallToolParams{Name: "must"}, fast)
+		if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*TextContent).Text, "tool failure") {
+			t.Fatalf("call %d: %+v %v", i, res, err)
+		}
+	}
+}
