@@ -8,9 +8,12 @@ FUZZTIME ?= 10s
 FUZZ_TARGETS := \
 	./jsonrpc:FuzzDecodeMessage \
 	./jsonrpc:FuzzLineReader \
+	./jsonrpc:FuzzDecodeFast \
+	./internal/jsonscan:FuzzValid \
 	./mcp:FuzzSessionHandle \
 	./mcp:FuzzFlatSchema \
 	./mcp:FuzzToolResultFastEncoding \
+	./mcp:FuzzCallToolParamsFast \
 	./taskstore:FuzzDecodeCursor \
 	./mcphttp:FuzzPOST \
 	./mcphttp:FuzzSSEReader \
