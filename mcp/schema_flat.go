@@ -1,12 +1,9 @@
 package mcp
 
 import (
-	"bytes"
-	"io"
 	"slices"
-	"sync"
 
-	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpgate/mcpgate/internal/jsonscan"
 )
 
 // flatSchema is the shape most tool inputs have: an object of named
@@ -184,92 +181,39 @@ func newFlatProp(v any) (flatProp, bool) {
 // valid reports whether raw, a whole JSON text, certainly satisfies the
 // schema. false means: ask the full validator.
 func (f *flatSchema) valid(raw []byte) bool {
-	fd := flatDecoders.Get().(*flatDecoder)
-	defer func() {
-		fd.r.Reset(nil) // keep no reference to the arguments
-		flatDecoders.Put(fd)
-	}()
-	fd.r.Reset(raw)
-	fd.d.Reset(&fd.r)
-	d := &fd.d
-	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
-		return false
-	}
 	var seen uint64
-	for d.PeekKind() != '}' {
-		// Raw values rather than tokens: a name or string without
-		// escapes is read in place, with no allocation.
-		name, err := d.ReadValue()
-		if err != nil {
-			return false
-		}
-		key, plain := unquoted(name)
-		if !plain {
-			return false
-		}
-		p, known := f.props[string(key)]
+	end, ok := jsonscan.Members(raw, 0, func(name, v []byte) bool {
+		p, known := f.props[string(name)]
 		if !known && f.closed {
 			return false
 		}
 		seen |= p.bit
-		v, err := d.ReadValue()
-		if err != nil {
-			return false
-		}
 		if p.types == 0 {
-			continue
+			return true
 		}
-		var ok bool
 		switch v[0] {
 		case '"':
-			ok = p.types&flatString != 0
-			if ok && p.enum != nil {
-				s, plain := unquoted(v)
-				ok = plain && slices.Contains(p.enum, string(s))
+			if p.types&flatString == 0 {
+				return false
 			}
+			if p.enum != nil {
+				s, plain := jsonscan.Unquoted(v)
+				return plain && slices.Contains(p.enum, string(s))
+			}
+			return true
 		case 't', 'f':
-			ok = p.types&flatBoolean != 0
+			return p.types&flatBoolean != 0
 		case 'n':
-			ok = p.types&flatNull != 0
+			return p.types&flatNull != 0
 		case '{', '[':
-		default: // a number
-			if p.types&flatNumber != 0 {
-				ok = true
-			} else if p.types&flatInteger != 0 {
-				// Digits only: anything else (1.0, 1e3) may still be an
-				// integer, and the full validator decides.
-				ok = plainInteger(v)
-			}
-		}
-		if !ok {
 			return false
 		}
-	}
-	if _, err := d.ReadToken(); err != nil {
-		return false
-	}
-	if _, err := d.ReadToken(); err != io.EOF {
-		return false // more than one value, or garbage
-	}
+		// A number. Digits only for an integer: anything else (1.0, 1e3)
+		// may still be one, and the full validator decides.
+		return p.types&flatNumber != 0 || p.types&flatInteger != 0 && plainInteger(v)
+	})
 	want := uint64(1)<<len(f.required) - 1
-	return seen == want
-}
-
-type flatDecoder struct {
-	r bytes.Reader
-	d jsontext.Decoder
-}
-
-var flatDecoders = sync.Pool{New: func() any { return new(flatDecoder) }}
-
-// unquoted returns the bytes between the quotes of a JSON string, and
-// false when it has escapes (its text then differs from its bytes).
-func unquoted(v []byte) ([]byte, bool) {
-	if len(v) < 2 || v[0] != '"' {
-		return nil, false
-	}
-	s := v[1 : len(v)-1]
-	return s, bytes.IndexByte(s, '\\') < 0
+	return ok && jsonscan.SkipSpace(raw, end) == len(raw) && seen == want
 }
 
 func plainInteger(s []byte) bool {
