@@ -156,3 +156,28 @@ func manyToolsServer(b *testing.B, n int) *Server {
 func BenchmarkHandleToolsList1000(b *testing.B) {
 	benchHandle(b, manyToolsServer(b, 1000), `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 }
+
+// tools/call params to CallToolParams: the one-pass path the engine takes
+// for the usual shape, and the reflective decoder it falls back to.
+func BenchmarkDecodeCallToolParams(b *testing.B) {
+	s := echoServer(nil)
+	raw := []byte(`{"name":"echo","arguments":{"text":"` + echoText + `"}}`)
+	b.Run("fast", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var p CallToolParams
+			if !s.decodeCallFast(raw, &p) || p.Name != "echo" {
+				b.Fatal("declined")
+			}
+		}
+	})
+	b.Run("reflect", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var p CallToolParams
+			if err := unmarshalParams(raw, &p); err != nil || p.Name != "echo" {
+				b.Fatal(err)
+			}
+		}
+	})
+}

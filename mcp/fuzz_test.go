@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"testing"
@@ -46,6 +47,35 @@ func FuzzSessionHandle(f *testing.F) {
 			if !json.Valid(r) {
 				t.Fatalf("invalid reply %q to %q", r, data)
 			}
+		}
+	})
+}
+
+// FuzzCallToolParamsFast holds the one-pass tools/call params decoder to
+// unmarshalParams: whatever it accepts decodes the same way there.
+func FuzzCallToolParamsFast(f *testing.F) {
+	for _, s := range []string{
+		`{"name":"echo","arguments":{"text":"hi"}}`,
+		`{"arguments":null,"name":"other","x":[1,2]}`,
+		`{"name":"e\u0063ho"}`,
+		`{"name":"echo","name":"echo"}`,
+		`{"name":"echo","_meta":{"progressToken":1}}`,
+		`{"name":5}`,
+	} {
+		f.Add([]byte(s))
+	}
+	s := NewServer(&Implementation{Name: "fuzz", Version: "1"}, nil)
+	AddTool(s, &Tool{Name: "echo"}, func(context.Context, *CallToolRequest, struct{}) (*CallToolResult, any, error) { return nil, nil, nil })
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var fast, full CallToolParams
+		if !s.decodeCallFast(raw, &fast) {
+			return
+		}
+		if err := unmarshalParams(raw, &full); err != nil {
+			t.Fatalf("the fast path accepts %q, which unmarshalParams rejects: %v", raw, err)
+		}
+		if fast.Name != full.Name || !bytes.Equal(fast.Arguments, full.Arguments) || (fast.Arguments == nil) != (full.Arguments == nil) {
+			t.Fatalf("%q: fast %+v, full %+v", raw, fast, full)
 		}
 	})
 }

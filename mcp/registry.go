@@ -40,6 +40,12 @@ func (r *registry[T]) get(k string) (T, bool) {
 	return v, ok
 }
 
+// getBytes is get for a name read from a message, without copying it.
+func (r *registry[T]) getBytes(k []byte) (T, bool) {
+	v, ok := r.load().byKey[string(k)]
+	return v, ok
+}
+
 // update applies add and remove under the writer lock and reports whether
 // anything changed.
 func (r *registry[T]) update(add []T, remove []string) bool {

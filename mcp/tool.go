@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpgate/mcpgate/internal/jsonscan"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -321,8 +322,11 @@ func (s *Server) listTools(ctx context.Context, req *Request) (any, error) {
 
 func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 	var p CallToolParams
-	if err := unmarshalParams(req.RawParams, &p); err != nil {
-		return nil, err
+	if !s.decodeCallFast(req.RawParams, &p) {
+		p = CallToolParams{}
+		if err := unmarshalParams(req.RawParams, &p); err != nil {
+			return nil, err
+		}
 	}
 	if p.Name == "" {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: name is required; call tools/list to see the available tools")
@@ -351,6 +355,37 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 	}
 	res, err := st.handler(ctx, &CallToolRequest{Request: req, Params: &p})
 	return s.finishToolCall(ctx, req, st, &p, res, err)
+}
+
+// decodeCallFast fills p from params of the usual shape (a name without
+// escapes, arguments, nothing else the engine reads) in one pass, which
+// also finds the tool; false sends them to unmarshalParams. The arguments
+// alias the message, as RawParams does.
+func (s *Server) decodeCallFast(raw []byte, p *CallToolParams) bool {
+	var name []byte
+	end, ok := jsonscan.Members(raw, 0, func(k, v []byte) bool {
+		switch string(k) {
+		case "name":
+			var plain bool
+			name, plain = jsonscan.Unquoted(v)
+			return plain
+		case "arguments":
+			p.Arguments = jsontext.Value(v[:len(v):len(v)])
+		case "task", "_meta":
+			return false
+		}
+		return true // unknown members are ignored, as unmarshalParams does
+	})
+	if !ok || jsonscan.SkipSpace(raw, end) != len(raw) {
+		return false
+	}
+	// A registered tool lends its name, sparing a copy of the message's.
+	if st, found := s.tools.getBytes(name); found {
+		p.Name = st.tool.Name
+	} else {
+		p.Name = string(name)
+	}
+	return true
 }
 
 // finishToolCall turns what a tool handler returned into the call's
