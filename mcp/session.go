@@ -377,7 +377,11 @@ func (ss *ServerSession) run(ctx context.Context, req *Request) {
 	defer ss.running.Done()
 	var cancel context.CancelCauseFunc
 	if !req.inline {
-		ctx, cancel = context.WithCancelCause(ctx)
+		parent := ctx
+		if sc, ok := ctx.(sessionCancels); ok {
+			parent = sc.requests
+		}
+		ctx, cancel = context.WithCancelCause(parent)
 		req.startCancel(cancel)
 		defer func() {
 			cancel(nil)

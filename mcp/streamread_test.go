@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -131,4 +132,56 @@ func TestInlineRequestHandedOffByWatcher(t *testing.T) {
 	if m := p.recv(); string(m.ID) != `"s"` {
 		t.Fatalf("answer %s, want the slow request's", m.Raw)
 	}
+}
+
+// A request still running when ServeConn's shutdown grace ends is
+// cancelled: its context hangs from the session, which cancels it, not
+// from the serving context (requestParent).
+func TestShutdownCancelsRequestsInFlight(t *testing.T) {
+	started := make(chan struct{})
+	causes := make(chan error, 1)
+	s := NewServer(nil, nil)
+	AddTool(s, &Tool{Name: "wait"}, func(ctx context.Context, req *CallToolRequest, in struct{}) (*CallToolResult, any, error) {
+		close(started)
+		<-ctx.Done()
+		causes <- context.Cause(ctx)
+		return nil, nil, ctx.Err()
+	})
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	go io.Copy(io.Discard, cr)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		served <- s.ServeConn(ctx, NewStdioConn(sr, sw, 0), &ServeOptions{ShutdownTimeout: 20 * time.Millisecond})
+	}()
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`,
+	} {
+		if _, err := cw.Write([]byte(line + "\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-started:
+	case <-time.After(waitFor):
+		t.Fatal("the tool did not start")
+	}
+	cancel()
+	select {
+	case cause := <-causes:
+		if cause == nil {
+			t.Error("cancelled without a cause")
+		}
+	case <-time.After(waitFor):
+		t.Fatal("the request was not cancelled at the end of the shutdown grace")
+	}
+	select {
+	case <-served:
+	case <-time.After(waitFor):
+		t.Fatal("ServeConn did not return")
+	}
+	cw.Close()
 }
