@@ -13,11 +13,22 @@ import (
 
 // AppendResult appends a success response carrying the JSON text result.
 func AppendResult(dst []byte, id ID, result []byte) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = append(dst, id.Raw()...)
-	dst = append(dst, `,"result":`...)
+	if dst == nil {
+		// One allocation of the right size, not a few as it grows.
+		dst = make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"result":}`)+len(id.raw)+4+len(result))
+	}
+	dst = AppendResultHead(dst, id)
 	dst = append(dst, result...)
 	return append(dst, '}')
+}
+
+// AppendResultHead appends a success response up to its result, for a
+// caller that encodes the result in place: it appends the result's JSON
+// text and then a closing '}'.
+func AppendResultHead(dst []byte, id ID) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, id.Raw()...)
+	return append(dst, `,"result":`...)
 }
 
 // AppendError appends an error response. The zero id is written as null.

@@ -431,6 +431,14 @@ func encodeResponse(id jsonrpc.ID, res any, err error, logger *slog.Logger) []by
 		// Assembled by the engine from validated parts (tools/list).
 		return jsonrpc.AppendResult(nil, id, r)
 	}
+	if r, ok := res.(*CallToolResult); ok && r != nil {
+		// Text results, the common case, are encoded straight into the
+		// reply.
+		head := jsonrpc.AppendResultHead(make([]byte, 0, 64+len(id.String())+textLen(r)), id)
+		if b, ok := appendToolResult(head, r); ok {
+			return append(b, '}')
+		}
+	}
 	b, merr := encodeResult(res)
 	if merr != nil {
 		logger.Error("mcp: could not encode a result", "error", merr)

@@ -425,12 +425,23 @@ func resultForRevision(res *CallToolResult, r revision) *CallToolResult {
 }
 
 func errorResult(text string) *CallToolResult {
-	return &CallToolResult{Content: []Content{&TextContent{Text: text}}, IsError: true}
+	r := TextResult(text)
+	r.IsError = true
+	return r
 }
 
 // TextResult returns a result of one text block.
 func TextResult(text string) *CallToolResult {
-	return &CallToolResult{Content: []Content{&TextContent{Text: text}}}
+	// The result, its content slice and the block in one allocation, not
+	// three: this is the result of most tool calls.
+	x := &struct {
+		r CallToolResult
+		c [1]Content
+		t TextContent
+	}{t: TextContent{Text: text}}
+	x.c[0] = &x.t
+	x.r.Content = x.c[:]
+	return &x.r
 }
 
 // ErrorResult returns an isError result of one text block, for a tool
