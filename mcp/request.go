@@ -32,7 +32,7 @@ type Request struct {
 	state      []byte
 	autoN      int
 	w          MessageWriter      // the stream of this request
-	respond    func([]byte) error // where the response goes
+	respond    func([]byte) error // where the response goes; nil: writeReply to w
 	inline     bool
 	reader     *streamReader // set while it runs on the reading goroutine (with its token)
 	readerTok  uint64

@@ -254,12 +254,12 @@ func (ss *ServerSession) admitRequest(ctx context.Context, msg *jsonrpc.Message,
 	var req *Request
 	var rerr *jsonrpc.Error
 	if ModernClaim(msg.Params) {
-		req, rerr = ss.admitModern(ctx, msg, w, replyFunc(w))
+		req, rerr = ss.admitModern(ctx, msg, w, nil)
 	} else {
-		req, rerr = ss.admit(msg, w, replyFunc(w))
+		req, rerr = ss.admit(msg, w, nil)
 	}
 	if rerr != nil {
-		replyFunc(w)(jsonrpc.AppendError(nil, msg.ID, rerr))
+		writeReply(w, jsonrpc.AppendError(nil, msg.ID, rerr))
 		return nil
 	}
 	return req
@@ -283,15 +283,17 @@ type ReplyWriter interface {
 	WriteReply(msg []byte) error
 }
 
-func replyFunc(w MessageWriter) func([]byte) error {
+// writeReply writes a reply to w: with WriteReply where w tells replies
+// from the messages sent while requests run.
+func writeReply(w MessageWriter, reply []byte) error {
 	if rw, ok := w.(ReplyWriter); ok {
-		return rw.WriteReply
+		return rw.WriteReply(reply)
 	}
-	return w.WriteMessage
+	return w.WriteMessage(reply)
 }
 
 func (ss *ServerSession) writeError(w MessageWriter, id jsonrpc.ID, e *jsonrpc.Error) {
-	if err := replyFunc(w)(jsonrpc.AppendError(nil, id, e)); err != nil {
+	if err := writeReply(w, jsonrpc.AppendError(nil, id, e)); err != nil {
 		ss.logger.Debug("mcp: could not write an error reply", "error", err)
 	}
 }
@@ -415,7 +417,13 @@ func (ss *ServerSession) run(ctx context.Context, req *Request) {
 	default:
 		reply = encodeResponse(req.ID, res, err, ss.logger)
 	}
-	if err := req.respond(reply); err != nil {
+	var werr error
+	if req.respond != nil {
+		werr = req.respond(reply)
+	} else {
+		werr = writeReply(req.w, reply)
+	}
+	if err := werr; err != nil {
 		ss.logger.Debug("mcp: could not write a response", "method", req.Method, "error", err)
 	}
 }
@@ -532,7 +540,7 @@ func (ss *ServerSession) processBatch(ctx context.Context, data []byte, w Messag
 			out = append(out, r...)
 		}
 		out = append(out, ']')
-		if err := replyFunc(w)(out); err != nil {
+		if err := writeReply(w, out); err != nil {
 			ss.logger.Debug("mcp: could not write a batch response", "error", err)
 		}
 	}

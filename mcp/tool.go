@@ -321,10 +321,16 @@ func (s *Server) listTools(ctx context.Context, req *Request) (any, error) {
 }
 
 func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
-	var p CallToolParams
-	if !s.decodeCallFast(req.RawParams, &p) {
-		p = CallToolParams{}
-		if err := unmarshalParams(req.RawParams, &p); err != nil {
+	// The params and the handler's request in one allocation.
+	call := &struct {
+		req CallToolRequest
+		p   CallToolParams
+	}{req: CallToolRequest{Request: req}}
+	call.req.Params = &call.p
+	p := &call.p
+	if !s.decodeCallFast(req.RawParams, p) {
+		*p = CallToolParams{}
+		if err := unmarshalParams(req.RawParams, p); err != nil {
 			return nil, err
 		}
 	}
@@ -346,15 +352,15 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 		// what to fix (the 2025-11-25 rule, safe for older clients too).
 		return errorResult(fmt.Sprintf("Invalid arguments for tool %q: %s", p.Name, problems)), nil
 	}
-	mode, err := s.taskModeFor(req, st, &p)
+	mode, err := s.taskModeFor(req, st, p)
 	if err != nil {
 		return nil, err
 	}
 	if mode == runTask {
-		return s.callToolTask(ctx, req, st, &p)
+		return s.callToolTask(ctx, req, st, p)
 	}
-	res, err := st.handler(ctx, &CallToolRequest{Request: req, Params: &p})
-	return s.finishToolCall(ctx, req, st, &p, res, err)
+	res, err := st.handler(ctx, &call.req)
+	return s.finishToolCall(ctx, req, st, p, res, err)
 }
 
 // decodeCallFast fills p from params of the usual shape (a name without
