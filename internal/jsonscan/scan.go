@@ -14,7 +14,11 @@
 // what is accepted.
 package jsonscan
 
-import "unicode/utf8"
+import (
+	"bytes"
+	"encoding/binary"
+	"unicode/utf8"
+)
 
 const (
 	// MaxDepth is the deepest nesting of objects and arrays handled.
@@ -131,12 +135,56 @@ func Unquoted(v []byte) ([]byte, bool) {
 		return nil, false
 	}
 	s := v[1 : len(v)-1]
-	for _, c := range s {
-		if c == '\\' {
-			return nil, false
+	return s, bytes.IndexByte(s, '\\') < 0
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// plain marks the bytes a string scan passes over: printable ASCII but
+// the quote and the backslash.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// skipPlain returns the index of the first byte at or after i that a
+// string scan must look at, or len(data). Short runs, the most common
+// (names, methods, ids), are passed a byte at a time; a run longer than
+// eight bytes goes on eight at a time.
+func skipPlain(data []byte, i int) int {
+	for end := min(i+8, len(data)); i < end; i++ {
+		if !plain[data[i]] {
+			return i
 		}
 	}
-	return s, true
+	return plainRun(data, i)
+}
+
+// plainRun returns the index of the first byte at or after i that a
+// string scan must look at (a quote, a backslash, a control character or
+// a non-ASCII byte), or len(data), eight bytes at a time.
+func plainRun(data []byte, i int) int {
+	for ; i+8 <= len(data); i += 8 {
+		w := binary.LittleEndian.Uint64(data[i:])
+		quote := w ^ (ones * '"')
+		slash := w ^ (ones * '\\')
+		// A byte is zero in quote or slash, or below 0x20 in w, or has its
+		// high bit set: the exact tests of "Bit Twiddling Hacks".
+		if ((quote-ones)&^quote|(slash-ones)&^slash|(w-ones*0x20)&^w|w)&highs != 0 {
+			break
+		}
+	}
+	for ; i < len(data); i++ {
+		if !plain[data[i]] {
+			return i
+		}
+	}
+	return i
 }
 
 func (s *scanner) value(i int) (int, bool) {
@@ -219,6 +267,9 @@ func (s *scanner) str(i int) (int, bool) {
 	data := s.data
 	i++
 	for i < len(data) {
+		if i = skipPlain(data, i); i >= len(data) {
+			break
+		}
 		c := data[i]
 		switch {
 		case c == '"':
@@ -297,6 +348,9 @@ func (s *scanner) name(i int) (int, int, bool) {
 	}
 	start := i + 1
 	for i = start; i < len(data); {
+		if i = skipPlain(data, i); i >= len(data) {
+			break
+		}
 		c := data[i]
 		switch {
 		case c == '"':

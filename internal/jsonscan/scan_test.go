@@ -178,3 +178,22 @@ func deferrable(data []byte) bool {
 		}
 	}
 }
+
+// TestStringBytesAtEveryOffset puts each kind of byte a string scan must
+// notice at every offset of a long string, so that the eight-at-a-time
+// path and the byte loop after it are both held to the full decoder.
+func TestStringBytesAtEveryOffset(t *testing.T) {
+	for _, special := range []string{`\"`, `\\`, `\n`, `\u00e9`, "\x01", "\x1f", "é", "😀", "\xff", "\xc3", `"`, "\x7f", " "} {
+		for at := range 24 {
+			for _, n := range []int{at, at + 1, at + 9, 40} {
+				if n < at {
+					continue
+				}
+				text := `"` + strings.Repeat("a", at) + special + strings.Repeat("b", n-at) + `"`
+				if got, want := Valid([]byte(text)), strict([]byte(text)); got != want {
+					t.Errorf("Valid(%q) = %v, the full decoder says %v", text, got, want)
+				}
+			}
+		}
+	}
+}
