@@ -14,6 +14,7 @@ FUZZ_TARGETS := \
 	./mcp:FuzzFlatSchema \
 	./mcp:FuzzToolResultFastEncoding \
 	./mcp:FuzzCallToolParamsFast \
+	./mcp:FuzzFlatArgs \
 	./taskstore:FuzzDecodeCursor \
 	./mcphttp:FuzzPOST \
 	./mcphttp:FuzzSSEReader \

@@ -6,7 +6,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -176,6 +179,35 @@ func BenchmarkDecodeCallToolParams(b *testing.B) {
 		for b.Loop() {
 			var p CallToolParams
 			if err := unmarshalParams(raw, &p); err != nil || p.Name != "echo" {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// A typed tool's arguments into its input struct: the one-pass flat
+// decoder and json.Unmarshal.
+func BenchmarkDecodeTypedArgs(b *testing.B) {
+	type in struct {
+		Text  string `json:"text"`
+		Limit int    `json:"limit,omitempty"`
+	}
+	raw := []byte(`{"text":"` + echoText + `","limit":20}`)
+	fa := newFlatArgs(reflect.TypeFor[in]())
+	b.Run("flat", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var v in
+			if !fa.decode(raw, unsafe.Pointer(&v)) || v.Limit != 20 {
+				b.Fatal("declined")
+			}
+		}
+	})
+	b.Run("reflect", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var v in
+			if err := json.Unmarshal(raw, &v, jsontext.AllowInvalidUTF8(true)); err != nil || v.Limit != 20 {
 				b.Fatal(err)
 			}
 		}
