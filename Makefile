@@ -15,6 +15,7 @@ FUZZ_TARGETS := \
 	./mcp:FuzzToolResultFastEncoding \
 	./mcp:FuzzCallToolParamsFast \
 	./mcp:FuzzFlatArgs \
+	./mcp:FuzzFindMember \
 	./taskstore:FuzzDecodeCursor \
 	./mcphttp:FuzzPOST \
 	./mcphttp:FuzzSSEReader \

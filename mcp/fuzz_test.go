@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -60,6 +61,9 @@ func FuzzCallToolParamsFast(f *testing.F) {
 		`{"name":"e\u0063ho"}`,
 		`{"name":"echo","name":"echo"}`,
 		`{"name":"echo","_meta":{"progressToken":1}}`,
+		`{"_meta":{"a":[1,{"b":null}],"c":"\u00e9"},"name":"echo","arguments":{}}`,
+		`{"name":"echo","_meta":null}`,
+		`{"name":"echo","_meta":[]}`,
 		`{"name":5}`,
 	} {
 		f.Add([]byte(s))
@@ -74,8 +78,30 @@ func FuzzCallToolParamsFast(f *testing.F) {
 		if err := unmarshalParams(raw, &full); err != nil {
 			t.Fatalf("the fast path accepts %q, which unmarshalParams rejects: %v", raw, err)
 		}
-		if fast.Name != full.Name || !bytes.Equal(fast.Arguments, full.Arguments) || (fast.Arguments == nil) != (full.Arguments == nil) {
+		if fast.Name != full.Name || !bytes.Equal(fast.Arguments, full.Arguments) || (fast.Arguments == nil) != (full.Arguments == nil) ||
+			!reflect.DeepEqual(fast.Meta, full.Meta) {
 			t.Fatalf("%q: fast %+v, full %+v", raw, fast, full)
+		}
+	})
+}
+
+// FuzzFindMember holds findMember's one-pass path to the lenient decoder
+// it falls back on.
+func FuzzFindMember(f *testing.F) {
+	for _, s := range []string{
+		`{"_meta":{"progressToken":1},"name":"x"}`,
+		`{"a":1,"_meta":null}`,
+		`{"\u005fmeta":{"x":1},"_meta":2}`,
+		`{"_meta":1,"_meta":2}`,
+		`{"a":[1,{"_meta":3}]}`,
+		"{\"a\":\"\xff\",\"_meta\":{}}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, obj []byte) {
+		got, want := findMember(obj, "_meta"), findMemberLenient(obj, "_meta")
+		if !bytes.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Fatalf("%q: findMember %q, the lenient decoder %q", obj, got, want)
 		}
 	})
 }

@@ -364,7 +364,7 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 }
 
 // decodeCallFast fills p from params of the usual shape (a name without
-// escapes, arguments, nothing else the engine reads) in one pass, which
+// escapes, arguments, _meta, no task) in one pass, which
 // also finds the tool; false sends them to unmarshalParams. The arguments
 // alias the message, as RawParams does.
 func (s *Server) decodeCallFast(raw []byte, p *CallToolParams) bool {
@@ -377,7 +377,10 @@ func (s *Server) decodeCallFast(raw []byte, p *CallToolParams) bool {
 			return plain
 		case "arguments":
 			p.Arguments = jsontext.Value(v[:len(v):len(v)])
-		case "task", "_meta":
+		case "_meta":
+			// Decoded alone, as unmarshalParams would.
+			return unmarshalValue(v, &p.Meta) == nil
+		case "task":
 			return false
 		}
 		return true // unknown members are ignored, as unmarshalParams does
