@@ -54,9 +54,16 @@ func appendToolResult(b []byte, r *CallToolResult) ([]byte, bool) {
 			b = append(b, ',')
 		}
 		b = append(b, `{"type":"text","text":`...)
-		var err error
-		if b, err = jsontext.AppendQuote(b, t.Text); err != nil {
-			return b, false // invalid UTF-8: marshal reports it
+		if jsonscan.Plain(t.Text) {
+			// Nothing to escape: most text is written as it is.
+			b = append(b, '"')
+			b = append(b, t.Text...)
+			b = append(b, '"')
+		} else {
+			var err error
+			if b, err = jsontext.AppendQuote(b, t.Text); err != nil {
+				return b, false // invalid UTF-8: marshal reports it
+			}
 		}
 		b = append(b, '}')
 	}

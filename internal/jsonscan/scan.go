@@ -18,6 +18,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"unicode/utf8"
+	"unsafe"
 )
 
 const (
@@ -142,6 +143,13 @@ const (
 	ones  = 0x0101010101010101
 	highs = 0x8080808080808080
 )
+
+// Plain reports whether s is written between quotes as it is: printable
+// ASCII but the quote and the backslash, nothing to escape. Encoders use
+// it to skip escaping the common text.
+func Plain(s string) bool {
+	return plainRun(unsafe.Slice(unsafe.StringData(s), len(s)), 0) == len(s)
+}
 
 // plain marks the bytes a string scan passes over: printable ASCII but
 // the quote and the backslash.

@@ -197,3 +197,20 @@ func TestStringBytesAtEveryOffset(t *testing.T) {
 		}
 	}
 }
+
+func TestPlain(t *testing.T) {
+	for s, want := range map[string]bool{
+		"": true, "hello world": true, strings.Repeat("0123456789 <>&'~", 9): true,
+		`a"b`: false, `a\b`: false, "a\nb": false, "é": false, "\x7f": true, strings.Repeat("x", 17) + "\t": false,
+	} {
+		if got := Plain(s); got != want {
+			t.Errorf("Plain(%q) = %v, want %v", s, got, want)
+		}
+		if want {
+			q, _ := jsontext.AppendQuote(nil, s)
+			if string(q) != `"`+s+`"` {
+				t.Errorf("%q is plain but the encoder writes %s", s, q)
+			}
+		}
+	}
+}
