@@ -16,6 +16,8 @@ FUZZ_TARGETS := \
 	./mcp:FuzzCallToolParamsFast \
 	./mcp:FuzzFlatArgs \
 	./mcp:FuzzFindMember \
+	./mcp:FuzzCallToolResultFast \
+	./mcp:FuzzCompleteResult \
 	./taskstore:FuzzDecodeCursor \
 	./mcphttp:FuzzPOST \
 	./mcphttp:FuzzSSEReader \

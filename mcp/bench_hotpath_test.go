@@ -213,3 +213,27 @@ func BenchmarkDecodeTypedArgs(b *testing.B) {
 		}
 	})
 }
+
+// A tools/call result as a client (a gateway's upstream client) decodes
+// it: one text block and the server's _meta.
+func BenchmarkDecodeCallToolResult(b *testing.B) {
+	raw := []byte(`{"content":[{"type":"text","text":"` + echoText + `"}],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"echo","version":"1"}}}`)
+	b.Run("fast", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var r CallToolResult
+			if !r.decodeFast(raw) {
+				b.Fatal("declined")
+			}
+		}
+	})
+	b.Run("full", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var r CallToolResult
+			if err := r.decodeFull(raw); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

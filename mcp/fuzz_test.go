@@ -105,3 +105,59 @@ func FuzzFindMember(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCallToolResultFast holds CallToolResult's one-pass decoder to the
+// full one it falls back on.
+func FuzzCallToolResultFast(f *testing.F) {
+	for _, s := range []string{
+		`{"content":[{"type":"text","text":"hi"},{"text":"b","type":"text"}],"isError":true}`,
+		`{"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"x","version":"1"}},"resultType":"complete"}`,
+		`{"isError":false}`,
+		`{"content":[{"type":"text"}]}`,
+		`{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}`,
+		`{"content":null}`,
+		`{"content":[{"type":"text","text":"a\nb"}],"structuredContent":{"a":1}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var fast CallToolResult
+		if !fast.decodeFast(b) {
+			return
+		}
+		var full CallToolResult
+		if err := full.decodeFull(b); err != nil {
+			t.Fatalf("the fast path accepts %q, which the full decoder rejects: %v", b, err)
+		}
+		if !reflect.DeepEqual(fast, full) {
+			t.Fatalf("%q: fast %#v, full %#v", b, fast, full)
+		}
+	})
+}
+
+// FuzzCompleteResult holds the one-pass check of a modern result's head
+// to what decoding the head concludes.
+func FuzzCompleteResult(f *testing.F) {
+	for _, s := range []string{
+		`{"content":[],"resultType":"complete"}`, `{"resultType":"input_required","inputRequests":{}}`,
+		`{"resultType":null}`, `{"requestState":"x"}`, `{}`, `{"resultType":"task","task":{}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !completeResult(raw) {
+			return
+		}
+		var head struct {
+			ResultType    string                   `json:"resultType"`
+			InputRequests map[string]*InputRequest `json:"inputRequests"`
+			RequestState  *string                  `json:"requestState"`
+		}
+		if err := unmarshalValue(raw, &head); err != nil {
+			t.Fatalf("completeResult accepts %q, whose head does not decode: %v", raw, err)
+		}
+		if head.ResultType != "" && head.ResultType != "complete" || head.InputRequests != nil || head.RequestState != nil {
+			t.Fatalf("completeResult accepts %q: %+v", raw, head)
+		}
+	})
+}

@@ -78,6 +78,13 @@ type CallToolResult struct {
 
 // UnmarshalJSON decodes a result, including its content blocks.
 func (r *CallToolResult) UnmarshalJSON(b []byte) error {
+	if r.decodeFast(b) {
+		return nil
+	}
+	return r.decodeFull(b)
+}
+
+func (r *CallToolResult) decodeFull(b []byte) error {
 	var w struct {
 		Content           []jsontext.Value `json:"content"`
 		StructuredContent any              `json:"structuredContent"`
@@ -93,6 +100,69 @@ func (r *CallToolResult) UnmarshalJSON(b []byte) error {
 	}
 	*r = CallToolResult{Content: content, StructuredContent: w.StructuredContent, IsError: w.IsError, Meta: w.Meta}
 	return nil
+}
+
+// decodeFast fills r from a result of text blocks (each only a type and
+// a text without escapes), an optional isError and _meta, in one pass
+// (a gateway decodes every upstream result); false sends b to the full
+// decoder, which rules on anything else.
+func (r *CallToolResult) decodeFast(b []byte) bool {
+	var res CallToolResult
+	end, ok := jsonscan.Members(b, 0, func(k, v []byte) bool {
+		switch string(k) {
+		case "content":
+			_, ok := jsonscan.Elements(v, 0, func(e []byte) bool {
+				t, ok := decodeTextFast(e)
+				res.Content = append(res.Content, t)
+				return ok
+			})
+			return ok
+		case "isError":
+			switch v[0] {
+			case 't':
+				res.IsError = true
+			case 'f':
+			default:
+				return false
+			}
+		case "structuredContent":
+			return false
+		case "_meta":
+			return unmarshalValue(v, &res.Meta) == nil
+		}
+		return true
+	})
+	if !ok || jsonscan.SkipSpace(b, end) != len(b) {
+		return false
+	}
+	if res.Content == nil {
+		res.Content = []Content{} // as the full decoder leaves it
+	}
+	*r = res
+	return true
+}
+
+// decodeTextFast reads a content block that is only a type "text" and a
+// text without escapes.
+func decodeTextFast(b []byte) (*TextContent, bool) {
+	var text []byte
+	typed := false
+	_, ok := jsonscan.Members(b, 0, func(k, v []byte) bool {
+		switch string(k) {
+		case "type":
+			typed = string(v) == `"text"`
+			return typed
+		case "text":
+			var plain bool
+			text, plain = jsonscan.Unquoted(v)
+			return plain
+		}
+		return false // annotations, _meta or anything else: the long way
+	})
+	if !ok || !typed {
+		return nil, false
+	}
+	return &TextContent{Text: string(text)}, true
 }
 
 // ListToolsResult is the result of tools/list.

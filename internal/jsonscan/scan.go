@@ -116,6 +116,45 @@ func Members(data []byte, i int, each func(name, value []byte) bool) (int, bool)
 	}
 }
 
+// Elements checks the array that starts at data[i] (after optional
+// whitespace) and calls each for every element's text in order. It stops,
+// returning false, when each does. It returns the index just past the
+// array.
+func Elements(data []byte, i int, each func(value []byte) bool) (int, bool) {
+	if tooLong(data) {
+		return i, false
+	}
+	var s scanner
+	s.data = data
+	i = SkipSpace(data, i)
+	if i >= len(data) || data[i] != '[' {
+		return i, false
+	}
+	s.depth = 1
+	i = SkipSpace(data, i+1)
+	if i < len(data) && data[i] == ']' {
+		return i + 1, true
+	}
+	for {
+		end, ok := s.value(i)
+		if !ok || !each(data[i:end]) {
+			return end, false
+		}
+		i = SkipSpace(data, end)
+		if i >= len(data) {
+			return i, false
+		}
+		switch data[i] {
+		case ',':
+			i = SkipSpace(data, i+1)
+		case ']':
+			return i + 1, true
+		default:
+			return i, false
+		}
+	}
+}
+
 // SkipSpace returns the index of the first non-whitespace byte at or after i.
 func SkipSpace(data []byte, i int) int {
 	for i < len(data) {

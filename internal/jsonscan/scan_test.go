@@ -214,3 +214,20 @@ func TestPlain(t *testing.T) {
 		}
 	}
 }
+
+func TestElements(t *testing.T) {
+	data := []byte(` [1, "a", {"b": [2]}, null] tail`)
+	var got []string
+	end, ok := Elements(data, 0, func(v []byte) bool { got = append(got, string(v)); return true })
+	if !ok || strings.Join(got, "|") != `1|"a"|{"b": [2]}|null` || string(data[end:]) != " tail" {
+		t.Fatalf("Elements = %q, %v, rest %q", got, ok, data[end:])
+	}
+	if _, ok := Elements([]byte(`[]`), 0, func([]byte) bool { t.Error("called for an empty array"); return true }); !ok {
+		t.Error("[] refused")
+	}
+	for _, bad := range []string{`[1,]`, `[1`, `{}`, `[{"a":1,"a":2}]`, `[1 2]`} {
+		if _, ok := Elements([]byte(bad), 0, func([]byte) bool { return true }); ok {
+			t.Errorf("Elements(%q) accepted it", bad)
+		}
+	}
+}
