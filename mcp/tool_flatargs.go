@@ -43,6 +43,9 @@ func newFlatArgs(t reflect.Type) *flatArgs {
 			return nil // embedded fields are inlined: the long way
 		}
 		if !f.IsExported() {
+			if tag, ok := f.Tag.Lookup("json"); ok && tag != "-" {
+				return nil // json refuses the type: let it say so
+			}
 			continue
 		}
 		name := f.Name
