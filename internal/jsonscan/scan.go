@@ -67,6 +67,10 @@ func Skip(data []byte, i int) (int, bool) {
 	return s.value(SkipSpace(data, i))
 }
 
+// The four loops below (Members, Elements, members, elements) each write
+// out their comma-or-close tail: as a shared helper it is not inlined,
+// and a small tools/call scans 8.5% slower (BenchmarkValid/call).
+
 // Members checks the object that starts at data[i] (after optional
 // whitespace) and calls each for every member in order, with the name's
 // bytes between the quotes (escape-free) and the value's text. It stops,
