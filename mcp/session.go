@@ -423,8 +423,8 @@ func (ss *ServerSession) run(ctx context.Context, req *Request) {
 	} else {
 		werr = writeReply(req.w, reply)
 	}
-	if err := werr; err != nil {
-		ss.logger.Debug("mcp: could not write a response", "method", req.Method, "error", err)
+	if werr != nil {
+		ss.logger.Debug("mcp: could not write a response", "method", req.Method, "error", werr)
 	}
 }
 

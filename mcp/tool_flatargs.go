@@ -29,6 +29,8 @@ type flatArgs struct {
 type flatField struct {
 	offset uintptr
 	kind   reflect.Kind
+	bits   int  // an integer field's size
+	signed bool // an integer field's signedness
 }
 
 // newFlatArgs returns the flat decoder of struct type t, or nil.
@@ -79,7 +81,14 @@ func newFlatArgs(t reflect.Type) *flatArgs {
 			if _, dup := fa.fields[name]; dup {
 				return nil
 			}
-			fa.fields[name] = flatField{offset: f.Offset, kind: k}
+			ff := flatField{offset: f.Offset, kind: k}
+			switch k {
+			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+				ff.bits, ff.signed = f.Type.Bits(), true
+			case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+				ff.bits = f.Type.Bits()
+			}
+			fa.fields[name] = ff
 		default:
 			return nil
 		}
@@ -155,14 +164,14 @@ func (f flatField) set(p unsafe.Pointer, v []byte) bool {
 }
 
 // setInt stores a JSON integer written with plain digits; anything else
-// (1.0, 1e2, out of range) goes the long way.
+// (1.0, 1e2, out of range, a sign on an unsigned field) goes the long way.
 func (f flatField) setInt(p unsafe.Pointer, v []byte) bool {
 	neg := v[0] == '-'
 	digits := v
 	if neg {
 		digits = v[1:]
 	}
-	if len(digits) == 0 || len(digits) > 19 {
+	if len(digits) == 0 || len(digits) > 19 || neg && !f.signed {
 		return false
 	}
 	var n uint64
@@ -172,92 +181,31 @@ func (f flatField) setInt(p unsafe.Pointer, v []byte) bool {
 		}
 		n = n*10 + uint64(c-'0')
 	}
-	if neg {
-		if n > 1<<63 {
-			return false
+	// The largest magnitude the field holds: 2^bits-1 unsigned,
+	// 2^(bits-1)-1 signed, one more below zero.
+	limit := uint64(math.MaxUint64) >> (64 - f.bits)
+	if f.signed {
+		limit >>= 1
+		if neg {
+			limit++
 		}
-		x := -int64(n)
-		var lo int64
-		switch f.kind {
-		case reflect.Int:
-			lo = math.MinInt
-		case reflect.Int8:
-			lo = math.MinInt8
-		case reflect.Int16:
-			lo = math.MinInt16
-		case reflect.Int32:
-			lo = math.MinInt32
-		case reflect.Int64:
-			lo = math.MinInt64
-		default:
-			return false // a sign in an unsigned field
-		}
-		if x < lo {
-			return false
-		}
-		return storeInt(p, f.kind, x)
 	}
-	var hi uint64
-	switch f.kind {
-	case reflect.Int:
-		hi = math.MaxInt
-	case reflect.Int8:
-		hi = math.MaxInt8
-	case reflect.Int16:
-		hi = math.MaxInt16
-	case reflect.Int32:
-		hi = math.MaxInt32
-	case reflect.Int64:
-		hi = math.MaxInt64
-	case reflect.Uint:
-		hi = math.MaxUint
-	case reflect.Uint8:
-		hi = math.MaxUint8
-	case reflect.Uint16:
-		hi = math.MaxUint16
-	case reflect.Uint32:
-		hi = math.MaxUint32
-	default:
-		hi = math.MaxUint64
-	}
-	if n > hi {
+	if n > limit {
 		return false
 	}
-	switch f.kind {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return storeInt(p, f.kind, int64(n))
+	if neg {
+		n = -n // two's complement: its low bits are the field's
 	}
-	return storeUint(p, f.kind, n)
-}
-
-func storeInt(p unsafe.Pointer, k reflect.Kind, x int64) bool {
-	switch k {
-	case reflect.Int:
-		*(*int)(p) = int(x)
-	case reflect.Int8:
-		*(*int8)(p) = int8(x)
-	case reflect.Int16:
-		*(*int16)(p) = int16(x)
-	case reflect.Int32:
-		*(*int32)(p) = int32(x)
+	// Signed and unsigned integers of one size share a layout.
+	switch f.bits {
+	case 8:
+		*(*uint8)(p) = uint8(n)
+	case 16:
+		*(*uint16)(p) = uint16(n)
+	case 32:
+		*(*uint32)(p) = uint32(n)
 	default:
-		*(*int64)(p) = x
-	}
-	return true
-}
-
-func storeUint(p unsafe.Pointer, k reflect.Kind, x uint64) bool {
-	switch k {
-	case reflect.Uint:
-		*(*uint)(p) = uint(x)
-	case reflect.Uint8:
-		*(*uint8)(p) = uint8(x)
-	case reflect.Uint16:
-		*(*uint16)(p) = uint16(x)
-	case reflect.Uint32:
-		*(*uint32)(p) = uint32(x)
-	default:
-		*(*uint64)(p) = x
+		*(*uint64)(p) = n
 	}
 	return true
 }
