@@ -41,6 +41,8 @@ type Request struct {
 	cancelMu    sync.Mutex // guards cancelFn and earlyCancel
 	earlyCancel error
 
+	createdTask *task // the task this request created, announced once it is answered
+
 	cancelled atomic.Bool // cancelled by the client: send no response
 	done      atomic.Bool // answered: send nothing more about it
 

@@ -392,6 +392,9 @@ func (ss *ServerSession) run(ctx context.Context, req *Request) {
 	}
 	ctx = context.WithValue(ctx, requestKey{}, req)
 	res, err := ss.server.call(ctx, req)
+	if t := req.createdTask; t != nil {
+		defer t.announce() // after the answer below is written, or dropped
+	}
 	if req.modern == nil && req.needInput != nil {
 		res, err = ss.fulfilLegacy(ctx, req, res, err)
 	}

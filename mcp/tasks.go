@@ -166,7 +166,14 @@ type task struct {
 	// changed is closed and replaced on every change.
 	changed chan struct{}
 	expiry  *time.Timer
+	// announced is closed once the answer creating the task is written:
+	// a legacy task's messages wait for it, so that a client never hears
+	// of a task (a request tagged with it) before it has its id.
+	announced    chan struct{}
+	announceOnce sync.Once
 }
+
+func (t *task) announce() { t.announceOnce.Do(func() { close(t.announced) }) }
 
 func newTaskID() string {
 	b := make([]byte, 16)

@@ -137,6 +137,7 @@ func (s *Server) callToolTask(ctx context.Context, req *Request, st *serverTool,
 		return nil, err
 	}
 	tw.t.Store(t)
+	req.createdTask = t
 	go s.runTask(context.WithValue(hctx, taskKey{}, t), t, tr, st, p, first)
 	return taskCreated{t}, nil
 }
@@ -148,7 +149,7 @@ func (s *Server) newTask(ctx context.Context, req *Request, p *CallToolParams, c
 	t := &task{
 		id: newTaskID(), owner: PrincipalFrom(ctx), origin: req.Session, modern: req.modern != nil, rev: req.rev,
 		created: now, updated: now, ttl: o.ttl(), poll: o.pollInterval(),
-		cancel: cancel, status: TaskWorking, changed: make(chan struct{}),
+		cancel: cancel, status: TaskWorking, changed: make(chan struct{}), announced: make(chan struct{}),
 	}
 	if p.Task != nil && p.Task.TTL != nil && req.modern == nil {
 		t.ttl = min(max(time.Duration(*p.Task.TTL)*time.Millisecond, time.Second), o.maxTTL())
@@ -423,6 +424,7 @@ func (w *taskWriter) WriteMessage(b []byte) error {
 	case t.modern:
 		return nil
 	}
+	<-t.announced
 	return t.legacyOut().WriteMessage(withRelatedTask(b, t.id))
 }
 
