@@ -18,6 +18,8 @@ import (
 //	gw_stdio_via_stdio  the client runs the gateway over stdio, which runs the echo server over stdio
 //	gw_http_direct      the client talks HTTP to the echo server
 //	gw_http_via_http    the client talks HTTP to the gateway, which talks HTTP to the echo server
+//	gw_http_via_limit   the same through limitproxy, a net/http forwarder doing no MCP work:
+//	                    what the HTTP stack allows a hop to add
 //
 // Server CPU of a via phase is the gateway's own.
 
@@ -61,7 +63,7 @@ func (r *run) gatewayPhases(work string) {
 	stdioCfg := writeConfig("stdio.json", map[string]any{"command": echo})
 	rec = base
 	rec.Phase = "gw_http_via_stdio"
-	r.viaHTTP(&rec, gwArgs(stdioCfg), n)
+	r.viaHTTP(&rec, gwArgs(stdioCfg), n, gwTool)
 	r.emit(rec)
 
 	rec = base
@@ -105,7 +107,13 @@ func (r *run) gatewayPhases(work string) {
 
 	rec = base
 	rec.Phase = "gw_http_via_http"
-	r.viaHTTP(&rec, gwArgs(writeConfig("http.json", map[string]any{"url": t.url})), n)
+	r.viaHTTP(&rec, gwArgs(writeConfig("http.json", map[string]any{"url": t.url})), n, gwTool)
+	r.emit(rec)
+
+	rec = base
+	rec.Phase = "gw_http_via_limit"
+	rec.Label = "limitproxy (no MCP work)"
+	r.viaHTTP(&rec, []string{bin("limitproxy"), "-upstream", t.url}, n, "echo")
 	r.emit(rec)
 }
 
@@ -122,15 +130,20 @@ func (r *run) stdioSeq(rec *record, c *stdioConn, tool string, n int) {
 	rec.CPUUsPer, rec.CPUSource = cpuPer(cpu0, cpu1, rec.OK+rec.errorCount())
 }
 
-// viaHTTP starts the gateway on a free port and runs the calls through it.
-func (r *run) viaHTTP(rec *record, argv []string, n int) {
+// viaHTTP starts the gateway (or the limit proxy) on a free port and runs
+// the calls of tool through it.
+func (r *run) viaHTTP(rec *record, argv []string, n int, tool string) {
 	port, err := freePort()
 	if err != nil {
 		rec.Failed = err.Error()
 		return
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	p, err := spawn("gateway", append(argv, "--addr", addr), nil, false, false, r.logf)
+	flag := "--addr"
+	if filepath.Base(argv[0]) == "limitproxy" {
+		flag = "-http"
+	}
+	p, err := spawn(filepath.Base(argv[0]), append(argv, flag, addr), nil, false, false, r.logf)
 	if err != nil {
 		rec.Failed = err.Error()
 		return
@@ -140,7 +153,7 @@ func (r *run) viaHTTP(rec *record, argv []string, n int) {
 		rec.Failed = err.Error()
 		return
 	}
-	t := httpTarget{url: "http://" + addr + "/mcp", tool: gwTool, arg: "text", check: checkExact, pid: p.pid, numbersFrom: &r.ids}
+	t := httpTarget{url: "http://" + addr + "/mcp", tool: tool, arg: "text", check: checkExact, pid: p.pid, numbersFrom: &r.ids}
 	if err := waitToolHTTP(t); err != nil {
 		rec.Failed = err.Error()
 		return

@@ -212,7 +212,7 @@ func renderTables(recs []record, env string) string {
 
 	gw := gatewayTable(recs)
 	if gw != "" {
-		b.WriteString("\n## The gateway hop\n\ntools/call echo one at a time, directly to mcpgate's echo server and through `mcpgate serve --config` with that server as its upstream (`echo_echo`). Medians over the repetitions; gateway CPU is the gateway process's own per call.\n\n")
+		b.WriteString("\n## The gateway hop\n\ntools/call echo one at a time, directly to mcpgate's echo server and through `mcpgate serve --config` with that server as its upstream (`echo_echo`). The limitproxy row is a net/http forwarder doing no MCP work in the gateway's place: what one HTTP hop adds on this machine. Medians over the repetitions; gateway CPU is the gateway process's (or the proxy's) own per call.\n\n")
 		b.WriteString(gw)
 	}
 
@@ -272,6 +272,7 @@ func gatewayTable(recs []record) string {
 	rows := []struct{ name, direct, via string }{
 		{"stdio upstream, client over HTTP", "gw_stdio_direct", "gw_http_via_stdio"},
 		{"HTTP upstream, client over HTTP", "gw_http_direct", "gw_http_via_http"},
+		{"HTTP upstream through limitproxy (no MCP work)", "gw_http_direct", "gw_http_via_limit"},
 		{"stdio upstream, client over stdio", "gw_stdio_direct", "gw_stdio_via_stdio"},
 	}
 	var b strings.Builder
