@@ -13,7 +13,9 @@
 // repetitions to open them, 1), TOOLS (tools for tools/list), TOOLS_N
 // (tools/list calls), GW_N (calls per gateway phase), GW_LOG (the
 // gateway's log level, warn), RSS_CAP_MB (stop opening sessions past
-// this, 4096).
+// this, 4096), PIPE_N (requests in the 64-in-flight stdio phase, 4×N: at
+// N of them it lasted 20-60 ms, too short to be steady), PHASES (stdio
+// and/or http: the server phases to run, both by default).
 //
 // Every server listens on 127.0.0.1 and is ended by its own process
 // group id; every loop is bounded, every wait has a time limit.
@@ -24,11 +26,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -36,11 +40,11 @@ import (
 )
 
 type settings struct {
-	n, reps, starts, sessions, sessionReps, tools, toolsN, gwN, warm int
-	tsHTTPScale                                                      float64
-	only                                                             map[string]bool
-	gwLog                                                            string
-	rssCapKB                                                         int64
+	n, pipeN, reps, starts, sessions, sessionReps, tools, toolsN, gwN, warm int
+	tsHTTPScale                                                             float64
+	only, phases                                                            map[string]bool
+	gwLog                                                                   string
+	rssCapKB                                                                int64
 }
 
 func envInt(name string, def int) int {
@@ -63,6 +67,7 @@ func loadSettings() settings {
 		gwLog:       os.Getenv("GW_LOG"),
 		rssCapKB:    int64(envInt("RSS_CAP_MB", 4096)) << 10,
 	}
+	s.pipeN = envInt("PIPE_N", 4*s.n)
 	s.toolsN = envInt("TOOLS_N", max(20, s.n/50))
 	s.gwN = envInt("GW_N", max(200, s.n/2))
 	if s.gwLog == "" {
@@ -72,10 +77,16 @@ func loadSettings() settings {
 	for _, k := range strings.Fields(strings.ReplaceAll(os.Getenv("ONLY"), ",", " ")) {
 		s.only[k] = true
 	}
+	s.phases = map[string]bool{}
+	for _, k := range strings.Fields(strings.ReplaceAll(os.Getenv("PHASES"), ",", " ")) {
+		s.phases[k] = true
+	}
 	return s
 }
 
 func (s settings) want(key string) bool { return len(s.only) == 0 || s.only[key] }
+
+func (s settings) wantPhases(key string) bool { return len(s.phases) == 0 || s.phases[key] }
 
 // A serverSpec says how to run one server in each mode. A nil command
 // means the mode does not exist for it, and na says why.
@@ -236,6 +247,9 @@ func (r *run) emit(rec record) {
 		what = fmt.Sprintf("%d sessions, %.1f KiB each", rec.Sessions, rec.SessionKB)
 	case rec.RPS > 0:
 		what = fmt.Sprintf("%8.0f req/s  p50 %.3f ms  p99 %.3f ms  cpu %.0f µs/req", rec.RPS, rec.P50Ms, rec.P99Ms, rec.CPUUsPer)
+		if rec.DriverCPUUsPer > 0 {
+			what += fmt.Sprintf(" (driver %.1f)", rec.DriverCPUUsPer)
+		}
 	}
 	fmt.Printf("  %-8s %-20s %s %s\n", rec.Server, rec.Phase, what, status)
 }
@@ -288,8 +302,12 @@ func main() {
 		// over the run does not always hit the same one first.
 		for i := range chosen {
 			s := chosen[(i+rep-1)%len(chosen)]
-			r.stdioPhases(s)
-			r.httpPhases(s)
+			if r.set.wantPhases("stdio") {
+				r.stdioPhases(s)
+			}
+			if r.set.wantPhases("http") {
+				r.httpPhases(s)
+			}
 		}
 		if r.set.want("gateway") {
 			r.gatewayPhases(workAbs)
@@ -340,8 +358,12 @@ func envText(s settings, v versions) string {
 		}
 		only = strings.Join(k, " ")
 	}
-	fmt.Fprintf(&b, "settings: N=%d REPS=%d STARTS=%d SESSIONS=%d (in %d repetitions) TOOLS=%d TOOLS_N=%d GW_N=%d TS HTTP n=%d ONLY=%s\n",
-		s.n, s.reps, s.starts, s.sessions, min(s.sessionReps, s.reps), s.tools, s.toolsN, s.gwN, int(float64(s.n)*s.tsHTTPScale), only)
+	phases := "all"
+	if len(s.phases) > 0 {
+		phases = strings.Join(slices.Sorted(maps.Keys(s.phases)), " ")
+	}
+	fmt.Fprintf(&b, "settings: N=%d PIPE_N=%d REPS=%d STARTS=%d SESSIONS=%d (in %d repetitions) TOOLS=%d TOOLS_N=%d GW_N=%d TS HTTP n=%d ONLY=%s PHASES=%s\n",
+		s.n, s.pipeN, s.reps, s.starts, s.sessions, min(s.sessionReps, s.reps), s.tools, s.toolsN, s.gwN, int(float64(s.n)*s.tsHTTPScale), only, phases)
 	return b.String()
 }
 
@@ -373,9 +395,12 @@ func (r *run) stdioPhases(s *serverSpec) {
 		return
 	}
 	cpu0, _ := readCPU(c.p.pid)
+	self0, _ := readCPU(os.Getpid())
 	c.seqEcho(&seq, r.set.n, s.tool, s.arg, s.check)
 	cpu1, _ := readCPU(c.p.pid)
+	self1, _ := readCPU(os.Getpid())
 	seq.CPUUsPer, seq.CPUSource = cpuPer(cpu0, cpu1, seq.OK+seq.errorCount())
+	seq.DriverCPUUsPer, _ = cpuPer(self0, self1, seq.OK+seq.errorCount())
 	r.emit(seq)
 
 	pipe := base
@@ -384,9 +409,12 @@ func (r *run) stdioPhases(s *serverSpec) {
 		w := base
 		c.pipeEcho(&w, r.set.warm, 64, s.tool, s.arg, s.check)
 		cpu0, _ = readCPU(c.p.pid)
-		c.pipeEcho(&pipe, r.set.n, 64, s.tool, s.arg, s.check)
+		self0, _ = readCPU(os.Getpid())
+		c.pipeEcho(&pipe, r.set.pipeN, 64, s.tool, s.arg, s.check)
 		cpu1, _ = readCPU(c.p.pid)
+		self1, _ = readCPU(os.Getpid())
 		pipe.CPUUsPer, pipe.CPUSource = cpuPer(cpu0, cpu1, pipe.OK+pipe.errorCount())
+		pipe.DriverCPUUsPer, _ = cpuPer(self0, self1, pipe.OK+pipe.errorCount())
 	} else {
 		pipe.Failed = "not run: the sequential phase failed"
 	}

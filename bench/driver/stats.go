@@ -17,34 +17,37 @@ type record struct {
 	// else is set then.
 	NA string `json:"na,omitempty"`
 
-	N          int            `json:"n,omitempty"`
-	OK         int            `json:"ok,omitempty"`
-	Errors     map[string]int `json:"errors,omitempty"`
-	Failed     string         `json:"failed,omitempty"` // the phase stopped early: why
-	Clients    int            `json:"clients,omitempty"`
-	ElapsedS   float64        `json:"elapsed_s,omitempty"`
-	RPS        float64        `json:"rps,omitempty"`
-	P50Ms      float64        `json:"p50_ms,omitempty"`
-	P90Ms      float64        `json:"p90_ms,omitempty"`
-	P99Ms      float64        `json:"p99_ms,omitempty"`
-	MaxMs      float64        `json:"max_ms,omitempty"`
-	MeanMs     float64        `json:"mean_ms,omitempty"`
-	CPUUsPer   float64        `json:"cpu_us_per_req,omitempty"`
-	CPUSource  string         `json:"cpu_source,omitempty"`
-	OutOfOrder int            `json:"out_of_order,omitempty"`
-	NewConns   int64          `json:"new_conns,omitempty"`
-	RSSPeakKB  int64          `json:"rss_peak_kb,omitempty"`
-	StartupMs  float64        `json:"startup_ms,omitempty"`
-	Protocol   string         `json:"protocol,omitempty"`
-	Replies    map[string]int `json:"replies,omitempty"` // HTTP answers by content type
-	ServerMsgs int            `json:"server_msgs,omitempty"`
-	Sessions   int            `json:"sessions,omitempty"`
-	RSSBeforeK int64          `json:"rss_before_kb,omitempty"`
-	RSSAfterK  int64          `json:"rss_after_kb,omitempty"`
-	SessionKB  float64        `json:"session_kb,omitempty"`
-	Tools      int            `json:"tools,omitempty"`
-	Pages      int            `json:"pages,omitempty"`
-	Load       string         `json:"load,omitempty"`
+	N         int            `json:"n,omitempty"`
+	OK        int            `json:"ok,omitempty"`
+	Errors    map[string]int `json:"errors,omitempty"`
+	Failed    string         `json:"failed,omitempty"` // the phase stopped early: why
+	Clients   int            `json:"clients,omitempty"`
+	ElapsedS  float64        `json:"elapsed_s,omitempty"`
+	RPS       float64        `json:"rps,omitempty"`
+	P50Ms     float64        `json:"p50_ms,omitempty"`
+	P90Ms     float64        `json:"p90_ms,omitempty"`
+	P99Ms     float64        `json:"p99_ms,omitempty"`
+	MaxMs     float64        `json:"max_ms,omitempty"`
+	MeanMs    float64        `json:"mean_ms,omitempty"`
+	CPUUsPer  float64        `json:"cpu_us_per_req,omitempty"`
+	CPUSource string         `json:"cpu_source,omitempty"`
+	// DriverCPUUsPer is the driver's own CPU per request: when it and
+	// the server's add up to both cores, the driver sets the pace.
+	DriverCPUUsPer float64        `json:"driver_cpu_us_per_req,omitempty"`
+	OutOfOrder     int            `json:"out_of_order,omitempty"`
+	NewConns       int64          `json:"new_conns,omitempty"`
+	RSSPeakKB      int64          `json:"rss_peak_kb,omitempty"`
+	StartupMs      float64        `json:"startup_ms,omitempty"`
+	Protocol       string         `json:"protocol,omitempty"`
+	Replies        map[string]int `json:"replies,omitempty"` // HTTP answers by content type
+	ServerMsgs     int            `json:"server_msgs,omitempty"`
+	Sessions       int            `json:"sessions,omitempty"`
+	RSSBeforeK     int64          `json:"rss_before_kb,omitempty"`
+	RSSAfterK      int64          `json:"rss_after_kb,omitempty"`
+	SessionKB      float64        `json:"session_kb,omitempty"`
+	Tools          int            `json:"tools,omitempty"`
+	Pages          int            `json:"pages,omitempty"`
+	Load           string         `json:"load,omitempty"`
 }
 
 func (r *record) errorCount() int {
