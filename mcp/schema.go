@@ -8,19 +8,27 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/invopop/jsonschema"
-	sj "github.com/santhosh-tekuri/jsonschema/v6"
+	sj "github.com/mcpgate/mcpgate/internal/jsonschema"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
 
 // schema is a compiled JSON Schema with its JSON form.
 type schema struct {
-	raw      jsontext.Value
-	compiled *sj.Schema
+	raw jsontext.Value
+	// compiled is the full validator. A schema inferred from Go types is
+	// valid by construction, and its validator is compiled the first time
+	// the flat fast path cannot decide (often never): compiling the first
+	// schema of a process also compiles the dialects' metaschemas, which
+	// would otherwise cost every server's start-up several milliseconds.
+	compile    sync.Once
+	compiled   *sj.Schema
+	compileErr error
 	// trivial schemas accept every object ({"type":"object"} and the
 	// like), so validating against them is skipped.
 	trivial  bool
@@ -49,39 +57,49 @@ func (noLoader) Load(url string) (any, error) {
 // compileSchema encodes v, checks that it is a valid schema of its
 // dialect and, if object is set, that its root type is "object".
 func compileSchema(v any, object bool) (*schema, error) {
-	raw, err := schemaJSON(v)
+	s, doc, err := parseSchema(v, object)
 	if err != nil {
 		return nil, err
 	}
-	doc, err := decodeInstance(raw)
+	s.compile.Do(func() { s.compileDoc(doc) })
+	if s.compileErr != nil {
+		return nil, s.compileErr
+	}
+	return s, nil
+}
+
+// inferredSchema is compileSchema for a schema inferred from Go types,
+// whose validator is compiled when first needed.
+func inferredSchema(v jsontext.Value) (*schema, error) {
+	s, _, err := parseSchema(v, true)
+	return s, err
+}
+
+// parseSchema is compileSchema without compiling the validator; it also
+// returns the schema decoded.
+func parseSchema(v any, object bool) (s *schema, doc any, err error) {
+	raw, err := schemaJSON(v)
 	if err != nil {
-		return nil, fmt.Errorf("not valid JSON: %w", err)
+		return nil, nil, err
+	}
+	doc, err = decodeInstance(raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("not valid JSON: %w", err)
 	}
 	m, ok := doc.(map[string]any)
 	if !ok {
-		return nil, errors.New("a schema must be a JSON object")
+		return nil, nil, errors.New("a schema must be a JSON object")
 	}
 	if object && m["type"] != "object" {
-		return nil, fmt.Errorf(`the root must have "type": "object", not %v`, m["type"])
+		return nil, nil, fmt.Errorf(`the root must have "type": "object", not %v`, m["type"])
 	}
 	if d, ok := m["$schema"]; ok {
 		ds, _ := d.(string)
 		if !slices.Contains(SupportedSchemaDialects, ds) && !slices.Contains(SupportedSchemaDialects, ds+"#") {
-			return nil, fmt.Errorf("the JSON Schema dialect %q is not supported; use 2020-12 (omit $schema) or one of %s", ds, strings.Join(SupportedSchemaDialects, ", "))
+			return nil, nil, fmt.Errorf("the JSON Schema dialect %q is not supported; use 2020-12 (omit $schema) or one of %s", ds, strings.Join(SupportedSchemaDialects, ", "))
 		}
 	}
-	c := sj.NewCompiler()
-	c.DefaultDraft(sj.Draft2020)
-	c.UseLoader(noLoader{})
-	const loc = "urn:mcpgate:schema"
-	if err := c.AddResource(loc, doc); err != nil {
-		return nil, err
-	}
-	compiled, err := c.Compile(loc)
-	if err != nil {
-		return nil, fmt.Errorf("invalid schema: %w", err)
-	}
-	s := &schema{raw: raw, compiled: compiled, trivial: isTrivialObjectSchema(m)}
+	s = &schema{raw: raw, trivial: isTrivialObjectSchema(m)}
 	if object {
 		s.flat = newFlatSchema(m)
 	}
@@ -99,7 +117,34 @@ func compileSchema(v any, object bool) (*schema, error) {
 			}
 		}
 	}
-	return s, nil
+	return s, doc, nil
+}
+
+// validator returns the full validator, compiling it the first time.
+func (s *schema) validator() (*sj.Schema, error) {
+	s.compile.Do(func() {
+		doc, err := decodeInstance(s.raw)
+		if err != nil {
+			s.compileErr = fmt.Errorf("not valid JSON: %w", err)
+			return
+		}
+		s.compileDoc(doc)
+	})
+	return s.compiled, s.compileErr
+}
+
+// compileDoc compiles the validator of s from its decoded form; it runs
+// under s.compile.
+func (s *schema) compileDoc(doc any) {
+	c := sj.NewCompiler()
+	c.DefaultDraft(sj.Draft2020)
+	c.UseLoader(noLoader{})
+	const loc = "urn:mcpgate:schema"
+	if err := c.AddResource(loc, doc); err != nil {
+		s.compileErr = err
+	} else if s.compiled, err = c.Compile(loc); err != nil {
+		s.compileErr = fmt.Errorf("invalid schema: %w", err)
+	}
 }
 
 func schemaJSON(v any) (jsontext.Value, error) {
@@ -184,7 +229,13 @@ func (s *schema) validateValue(v any) string {
 var printer = message.NewPrinter(language.English)
 
 func (s *schema) check(v any) string {
-	err := s.compiled.Validate(v)
+	compiled, err := s.validator()
+	if err != nil {
+		// Only an inferred schema is compiled this late, and those are
+		// valid by construction: this is a bug, said as plainly.
+		return "the tool's schema cannot be compiled: " + err.Error()
+	}
+	err = compiled.Validate(v)
 	if err == nil {
 		return ""
 	}

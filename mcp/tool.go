@@ -223,6 +223,13 @@ func (s *Server) RemoveTools(names ...string) {
 }
 
 func newServerTool(t *Tool, h ToolHandler) (*serverTool, error) {
+	return newServerToolInferred(t, h, false, false)
+}
+
+// newServerToolInferred is newServerTool for a tool whose input or output
+// schema (as the flags say) was inferred from Go types: valid by
+// construction, its validator is compiled when first needed.
+func newServerToolInferred(t *Tool, h ToolHandler, inferredIn, inferredOut bool) (*serverTool, error) {
 	if t == nil || h == nil {
 		return nil, errors.New("mcp: AddTool needs a tool and a handler")
 	}
@@ -235,7 +242,13 @@ func newServerTool(t *Tool, h ToolHandler) (*serverTool, error) {
 	if t.Unvalidated {
 		return newUnvalidatedTool(t, h)
 	}
-	in, err := compileSchema(t.InputSchema, true)
+	compile := func(v any, inferred bool) (*schema, error) {
+		if raw, ok := v.(jsontext.Value); ok && inferred {
+			return inferredSchema(raw)
+		}
+		return compileSchema(v, true)
+	}
+	in, err := compile(t.InputSchema, inferredIn)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: tool %q: input schema: %w", t.Name, err)
 	}
@@ -252,7 +265,7 @@ func newServerTool(t *Tool, h ToolHandler) (*serverTool, error) {
 		}
 	}
 	if t.OutputSchema != nil {
-		if st.output, err = compileSchema(t.OutputSchema, true); err != nil {
+		if st.output, err = compile(t.OutputSchema, inferredOut); err != nil {
 			return nil, fmt.Errorf("mcp: tool %q: output schema: %w", t.Name, err)
 		}
 	}

@@ -39,6 +39,7 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 		return nil, fmt.Errorf("mcp: AddTool needs a tool and a handler")
 	}
 	tt := *t
+	inferredIn, inferredOut := tt.InputSchema == nil, false
 	if tt.InputSchema == nil {
 		m, err := inferSchema(reflect.TypeFor[In]())
 		if err != nil {
@@ -56,7 +57,7 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 		if schemaType(m) != "object" {
 			return nil, fmt.Errorf("mcp: tool %q: the output type %v must be a struct or a map (structured content is a JSON object)", t.Name, outType)
 		}
-		tt.OutputSchema = m
+		tt.OutputSchema, inferredOut = m, true
 	}
 	var st *serverTool
 	flat := newFlatArgs(reflect.TypeFor[In]())
@@ -98,7 +99,7 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 		return res, nil
 	}
 	var err error
-	st, err = newServerTool(&tt, raw)
+	st, err = newServerToolInferred(&tt, raw, inferredIn, inferredOut)
 	if err != nil {
 		return nil, err
 	}

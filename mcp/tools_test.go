@@ -346,3 +346,53 @@ func TestToolListChanged(t *testing.T) {
 		t.Errorf("%d tools", len(list.Tools))
 	}
 }
+
+// A schema inferred from Go types is valid by construction: its full
+// validator is compiled only when the flat fast path cannot decide, so a
+// server whose arguments are always well formed never compiles one (nor
+// the dialects' metaschemas, the bulk of a process's first compile). A
+// schema the author wrote is compiled, and checked, at registration.
+func TestInferredSchemaCompiledOnDemand(t *testing.T) {
+	type in struct {
+		Text string `json:"text"`
+	}
+	s := NewServer(nil, nil)
+	echo := func(_ context.Context, _ *CallToolRequest, a in) (*CallToolResult, any, error) {
+		return TextResult(a.Text), nil, nil
+	}
+	AddTool(s, &Tool{Name: "echo"}, echo)
+	AddTool(s, &Tool{Name: "written", InputSchema: `{"type":"object","properties":{"text":{"type":"string"}}}`}, echo)
+	compiled := func(name string) bool {
+		st, ok := s.tools.get(name)
+		if !ok {
+			t.Fatalf("no tool %q", name)
+		}
+		return st.input.compiled != nil
+	}
+	if compiled("echo") {
+		t.Error("the inferred schema was compiled at registration")
+	}
+	if !compiled("written") {
+		t.Error("the schema the author wrote was not compiled at registration")
+	}
+
+	p := startPeer(t, s, nil)
+	p.initialize(LatestVersion, "")
+	p.result("tools/call", `{"name":"echo","arguments":{"text":"hi"}}`, nil)
+	if compiled("echo") {
+		t.Error("a call the flat path accepted compiled the validator")
+	}
+	m := p.call("tools/call", `{"name":"echo","arguments":{"text":7}}`)
+	var res struct {
+		Content []map[string]any
+		IsError bool
+	}
+	json.Unmarshal(m.Result, &res)
+	if !res.IsError || len(res.Content) == 0 {
+		t.Fatalf("bad arguments: %s", m.Raw)
+	}
+	contains(t, res.Content[0]["text"].(string), "/text")
+	if !compiled("echo") {
+		t.Error("the validator was not compiled for arguments the flat path refused")
+	}
+}
