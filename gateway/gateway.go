@@ -315,7 +315,25 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		return nil, err
 	}
 	rewriteContent(server, res.Content)
+	res.Meta = ownMeta(res.Meta)
 	return res, nil
+}
+
+// ownMeta drops from an upstream's result _meta what describes the
+// upstream's end of the protocol: its serverInfo (2026-07-28). The client
+// talks to the gateway, which names itself there where its client's
+// revision has the key; passed on, the upstream's identity would also
+// reach legacy clients, and the result would lose the encoder's fast
+// path (a fifth of the gateway's own CPU per relayed call).
+func ownMeta(m mcp.Meta) mcp.Meta {
+	if _, ok := m[mcp.MetaServerInfo]; !ok {
+		return m
+	}
+	delete(m, mcp.MetaServerInfo) // decoded for this call: the gateway's own
+	if len(m) == 0 {
+		return nil
+	}
+	return m
 }
 
 // rewriteContent publishes the URIs of resources a tool returned, so a
@@ -361,6 +379,7 @@ func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mc
 			rewriteContent(u.cfg.Name, []mcp.Content{m.Content})
 		}
 	}
+	res.Meta = ownMeta(res.Meta)
 	return res, nil
 }
 
@@ -392,6 +411,7 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 			c.URI = publishURI(u.cfg.Name, c.URI)
 		}
 	}
+	res.Meta = ownMeta(res.Meta)
 	return res, nil
 }
 

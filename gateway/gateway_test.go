@@ -500,3 +500,53 @@ func TestGatewayToolPolicy(t *testing.T) {
 		t.Errorf("alpha_say: %q", got)
 	}
 }
+
+// A 2026-07-28 upstream names itself in every result's _meta. The
+// gateway's clients see the gateway there (a 2026-07-28 client) or
+// nothing (a legacy one), never the upstream, whose other _meta members
+// pass through.
+func TestGatewayResultsNameTheGateway(t *testing.T) {
+	var logs logBuffer
+	g, modern := startGateway(t, &logs, nil, stdioServer("alpha"), httpServer(t, "gamma"))
+	legacy := connectTo(t, g.Server(), &mcp.ClientOptions{ProtocolVersion: "2025-11-25"})
+	if modern.ProtocolVersion() != mcp.ModernVersion {
+		t.Fatalf("downstream revision %s", modern.ProtocolVersion())
+	}
+	for _, s := range []string{"alpha", "gamma"} {
+		for _, c := range []*mcp.ClientSession{modern, legacy} {
+			var metas []mcp.Meta
+			res, err := c.CallTool(context.Background(), s+"_echo", map[string]string{"text": "hi"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			metas = append(metas, res.Meta)
+			p, err := c.GetPrompt(context.Background(), s+"_greet", map[string]string{"who": "ada"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			metas = append(metas, p.Meta)
+			r, err := c.ReadResource(context.Background(), s+"+mem://a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			metas = append(metas, r.Meta)
+			for i, m := range metas {
+				info, ok := m[mcp.MetaServerInfo].(map[string]any)
+				switch {
+				case c == legacy && ok:
+					t.Errorf("%s %d: a legacy client got serverInfo %v", s, i, info)
+				case c == modern && (!ok || info["name"] != "mcpgate"):
+					t.Errorf("%s %d: a 2026-07-28 client got serverInfo %v, want the gateway's", s, i, m[mcp.MetaServerInfo])
+				}
+			}
+		}
+	}
+	// Other members of an upstream's _meta are the result's own.
+	m := ownMeta(mcp.Meta{mcp.MetaServerInfo: map[string]any{"name": "up"}, "com.example/x": 1})
+	if _, ok := m[mcp.MetaServerInfo]; ok || m["com.example/x"] != 1 {
+		t.Errorf("ownMeta kept %v", m)
+	}
+	if m := ownMeta(mcp.Meta{mcp.MetaServerInfo: "up"}); m != nil {
+		t.Errorf("ownMeta left %v, want nil", m)
+	}
+}
