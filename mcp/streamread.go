@@ -33,7 +33,9 @@ import (
 // Input that is already waiting when a request is read means the client
 // is pipelining: the burst runs inline, its replies held back and written
 // together, while its requests stay quick (inlineBurstMax); after a slower
-// one, the rest of the burst is handed off to run in parallel.
+// one, the burst's next requests are handed off to run in parallel, with
+// one run inline now and then (inlineProbeEvery) to see whether they
+// still are slow.
 
 // inlineGrace is how long a request may run on the reading goroutine
 // before reading moves to another: checked by a ticker, so the hand-off
@@ -50,6 +52,17 @@ var inlineGraceTest atomic.Int64
 // written together, than spread over cores (echo: 13 -> 6.5 µs of CPU a
 // call); slower ones, or ones that wait on I/O, run in parallel.
 const inlineBurstMax = 50 * time.Microsecond
+
+// inlineBurstMaxTest replaces inlineBurstMax in tests whose quick
+// requests must stay quick under the race detector (0: use
+// inlineBurstMax).
+var inlineBurstMaxTest atomic.Int64
+
+// inlineProbeEvery is how many requests of a burst are handed off after a
+// slow one before the next runs inline again, to see whether they are
+// still slow: one outlier (a GC pause, the thread preempted) would
+// otherwise hand off every request of a long pipelined stream.
+const inlineProbeEvery = 16
 
 // buffered is implemented by a Conn that can tell whether input is already
 // waiting to be read.
@@ -78,7 +91,11 @@ type streamReader struct {
 	nextTok  uint64 // only the reading goroutine touches it
 	watching atomic.Bool
 	grace    time.Duration
+	burstMax time.Duration
 	lastRun  time.Duration // how long the last inline request ran
+	// handedOff counts the requests of a burst handed off in a row since
+	// the last inline one.
+	handedOff int
 }
 
 // newStreamReader returns the reader of a session whose handlers run
@@ -86,9 +103,12 @@ type streamReader struct {
 // does): a request's own context is cancelled through the session, not
 // registered with ctx (see sessionCancels).
 func newStreamReader(ss *ServerSession, conn Conn, ctx context.Context) *streamReader {
-	r := &streamReader{ss: ss, conn: conn, ctx: sessionCancels{ctx, requestParent{ctx}}, readErr: make(chan error, 1), grace: inlineGrace}
+	r := &streamReader{ss: ss, conn: conn, ctx: sessionCancels{ctx, requestParent{ctx}}, readErr: make(chan error, 1), grace: inlineGrace, burstMax: inlineBurstMax}
 	if g := inlineGraceTest.Load(); g > 0 {
 		r.grace = time.Duration(g)
+	}
+	if m := inlineBurstMaxTest.Load(); m > 0 {
+		r.burstMax = time.Duration(m)
 	}
 	r.buf, _ = conn.(buffered)
 	r.hold, _ = conn.(holder)
@@ -132,10 +152,12 @@ func (r *streamReader) loop() {
 		}
 		var req *Request
 		burst := r.buf != nil && r.buf.LineWaiting()
-		if r.buf != nil && (!burst || r.lastRun < inlineBurstMax) {
+		if r.buf != nil && (!burst || r.lastRun < r.burstMax || r.handedOff >= inlineProbeEvery) {
 			req = r.ss.receiveInline(r.ctx, data, r.conn)
+			r.handedOff = 0
 		} else {
 			r.ss.receive(r.ctx, data, r.conn)
+			r.handedOff++
 		}
 		r.stopping.Unlock()
 		if req == nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -97,6 +98,49 @@ func TestPipelinedRequestHandedOff(t *testing.T) {
 	release <- struct{}{}
 	if m := p.recv(); string(m.ID) != `"s2"` {
 		t.Fatalf("answer %s, want s2's", m.Raw)
+	}
+}
+
+// One slow request in a long pipelined stream hands off only the next
+// inlineProbeEvery requests: then one runs inline again, finds them quick,
+// and the rest of the stream runs inline too.
+func TestPipelinedStreamProbesAfterSlowRequest(t *testing.T) {
+	longGrace(t)
+	// Quick is under 5 ms even under the race detector on a busy machine.
+	const burstMax = 5 * time.Millisecond
+	inlineBurstMaxTest.Store(int64(burstMax))
+	t.Cleanup(func() { inlineBurstMaxTest.Store(0) })
+	var inline, handedOff atomic.Int32
+	s := NewServer(nil, nil)
+	AddTool(s, &Tool{Name: "sleep"}, func(ctx context.Context, req *CallToolRequest, in struct{}) (*CallToolResult, any, error) {
+		time.Sleep(2 * burstMax)
+		return TextResult("slept"), nil, nil
+	})
+	AddTool(s, &Tool{Name: "quick"}, func(ctx context.Context, req *CallToolRequest, in struct{}) (*CallToolResult, any, error) {
+		if req.reader != nil {
+			inline.Add(1)
+		} else {
+			handedOff.Add(1)
+		}
+		return TextResult("quick"), nil, nil
+	})
+	p := startPeer(t, s, nil)
+	p.initialize(LatestVersion, "")
+	const n = 200
+	burst := []string{`{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"sleep"}}`}
+	for i := range n {
+		burst = append(burst, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"quick"}}`, i))
+	}
+	// One write: the whole stream is waiting when the slow one ends.
+	p.send("%s", strings.Join(burst, "\n"))
+	for range n + 1 {
+		p.recv()
+	}
+	// Without the probe every quick request after the slow one would be
+	// handed off; a quick one that ran long (a GC pause, say) may make a
+	// few more rounds of inlineProbeEvery (16).
+	if handedOff.Load() > 64 || inline.Load()+handedOff.Load() != n {
+		t.Errorf("%d of %d quick requests handed off, %d inline", handedOff.Load(), n, inline.Load())
 	}
 }
 
