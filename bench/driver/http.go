@@ -89,7 +89,7 @@ func reply(resp *http.Response, body []byte, w *wire) (kind string, serverMsgs i
 	switch mt {
 	case "application/json":
 		*w = wire{}
-		if json.Unmarshal(body, w) != nil {
+		if decode(body, w) != nil {
 			return "bad_json", 0
 		}
 		return "", 0
@@ -114,7 +114,7 @@ func reply(resp *http.Response, body []byte, w *wire) (kind string, serverMsgs i
 				continue
 			}
 			*w = wire{}
-			if json.Unmarshal(data, w) != nil {
+			if decode(data, w) != nil {
 				return "bad_json", serverMsgs
 			}
 			if !w.isServerMessage() {

@@ -121,7 +121,7 @@ func (c *stdioConn) readReply(w *wire) error {
 			return err
 		}
 		*w = wire{}
-		if err := json.Unmarshal(line, w); err != nil {
+		if err := decode(line, w); err != nil {
 			return fmt.Errorf("bad_json: %.200s", line)
 		}
 		if !w.isServerMessage() {
