@@ -6,9 +6,9 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"time"
 
-	"github.com/mcpgate/mcpgate/internal/workpool"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -248,7 +248,7 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, s *session, b
 	// it counts as activity and as work to finish at shutdown on its own.
 	s.begin()
 	h.inflight.Add(1)
-	workpool.Go(func() {
+	run := func() {
 		defer h.inflight.Done()
 		defer s.end()
 		if b.batch {
@@ -272,34 +272,45 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, s *session, b
 			// not hold a slot until it expires.
 			h.closeSession(s)
 		}
-	})
-	h.wait(r, st, c)
+	}
+	h.runInline(st, c, run)
 }
 
-// wait holds the HTTP response open until the stream's reply is written,
-// the connection is detached or the client leaves, keeping it alive
-// meanwhile.
-func (h *Handler) wait(r *http.Request, st *stream, c *conn) {
-	tick := time.NewTicker(h.opts.KeepAlive)
-	defer tick.Stop()
-	for {
-		select {
-		case <-st.done:
-			st.mu.Lock()
-			if !c.sse && st.c == c && !headerWritten(c) {
-				// Ended with nothing sent (a cancelled request).
-				c.w.WriteHeader(http.StatusAccepted)
-			}
-			st.mu.Unlock()
+// runInline runs a request on the goroutine serving its POST. Handing it
+// to another goroutine and waiting for the reply, as this did, cost about
+// half of a quick call's time in the handler (ServeHTTPToolsCall/json
+// 14.2 -> 7.6 µs) in the hand-off and the wake-up back. A timer keeps a
+// long request's connection alive meanwhile. A client that leaves needs
+// nothing here: nothing cancels a legacy request then, a write to its
+// connection fails quietly, and an SSE stream's events are stored for it
+// to resume from elsewhere; a modern request's context is the HTTP
+// request's, which ends.
+func (h *Handler) runInline(st *stream, c *conn, run func()) {
+	var ended atomic.Bool
+	var t *time.Timer
+	t = time.AfterFunc(h.opts.KeepAlive, func() {
+		if ended.Load() {
 			return
-		case <-c.end:
-			return
-		case <-r.Context().Done():
-			return
-		case <-tick.C:
-			st.tick(c)
 		}
+		st.tick(c)
+		if !ended.Load() {
+			t.Reset(h.opts.KeepAlive) // a Stop in between is undone once at most: ended stops it next time
+		}
+	})
+	run()
+	ended.Store(true)
+	t.Stop()
+	h.finish(st, c)
+}
+
+// finish ends a POST whose request was answered: a request cancelled by
+// the client got no reply, and its response still needs a status.
+func (h *Handler) finish(st *stream, c *conn) {
+	st.mu.Lock()
+	if !c.sse && st.c == c && !headerWritten(c) {
+		c.w.WriteHeader(http.StatusAccepted)
 	}
+	st.mu.Unlock()
 }
 
 // headerWritten reports whether a JSON reply was already written to c.
