@@ -51,9 +51,27 @@ type Request struct {
 	progMu   sync.Mutex
 	lastProg float64
 	progSent bool
+
+	ctx requestContext // run's context for the handlers
 }
 
 type requestKey struct{}
+
+// requestContext is a request's context as its handler gets it: the
+// parent's, with the request as the requestKey value. It lives in the
+// Request, so a call allocates nothing for it (context.WithValue did,
+// on every call of the hot path).
+type requestContext struct {
+	context.Context
+	req *Request
+}
+
+func (c *requestContext) Value(key any) any {
+	if _, ok := key.(requestKey); ok {
+		return c.req
+	}
+	return c.Context.Value(key)
+}
 
 // requestFrom returns the request a handler's context belongs to.
 func requestFrom(ctx context.Context) *Request {

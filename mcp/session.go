@@ -390,7 +390,8 @@ func (ss *ServerSession) run(ctx context.Context, req *Request) {
 			<-ss.slots
 		}()
 	}
-	ctx = context.WithValue(ctx, requestKey{}, req)
+	req.ctx = requestContext{ctx, req}
+	ctx = &req.ctx
 	res, err := ss.server.call(ctx, req)
 	if t := req.createdTask; t != nil {
 		defer t.announce() // after the answer below is written, or dropped

@@ -58,6 +58,9 @@ const inlineBurstMax = 50 * time.Microsecond
 // inlineBurstMax).
 var inlineBurstMaxTest atomic.Int64
 
+// clockBase is where the reader's durations are measured from.
+var clockBase = time.Now()
+
 // inlineProbeEvery is how many requests of a burst are handed off after a
 // slow one before the next runs inline again, to see whether they are
 // still slow: one outlier (a GC pause, the thread preempted) would
@@ -166,11 +169,14 @@ func (r *streamReader) loop() {
 		if burst && r.hold != nil && r.held.CompareAndSwap(false, true) {
 			r.hold.hold()
 		}
-		start := time.Now()
+		// Monotonic time alone: time.Now would read the wall clock too,
+		// which cost as much again on every request (a VM's clock reads
+		// were 3.5% of a pipelined echo's CPU).
+		start := time.Since(clockBase)
 		if !r.runInline(req) {
 			return
 		}
-		r.lastRun = time.Since(start)
+		r.lastRun = time.Since(clockBase) - start
 	}
 }
 
