@@ -13,8 +13,9 @@
 // repetitions to open them, 1), TOOLS (tools for tools/list), TOOLS_N
 // (tools/list calls), GW_N (calls per gateway phase), GW_LOG (the
 // gateway's log level, warn), RSS_CAP_MB (stop opening sessions past
-// this, 4096), PIPE_N (requests in the 64-in-flight stdio phase, 4×N: at
-// N of them it lasted 20-60 ms, too short to be steady), PHASES (stdio
+// this, 4096), PIPE_N (requests in the 64-in-flight stdio phase, 10×N:
+// at N the limit server's lasted 20 ms, at 4×N 55-80 ms, and its req/s
+// moved by half between repetitions), PHASES (stdio
 // and/or http: the server phases to run, both by default).
 //
 // Every server listens on 127.0.0.1 and is ended by its own process
@@ -67,7 +68,7 @@ func loadSettings() settings {
 		gwLog:       os.Getenv("GW_LOG"),
 		rssCapKB:    int64(envInt("RSS_CAP_MB", 4096)) << 10,
 	}
-	s.pipeN = envInt("PIPE_N", 4*s.n)
+	s.pipeN = envInt("PIPE_N", 10*s.n)
 	s.toolsN = envInt("TOOLS_N", max(20, s.n/50))
 	s.gwN = envInt("GW_N", max(200, s.n/2))
 	if s.gwLog == "" {
