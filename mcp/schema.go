@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -29,6 +30,7 @@ type schema struct {
 	compile    sync.Once
 	compiled   *sj.Schema
 	compileErr error
+	ready      atomic.Bool // compile has run
 	// trivial schemas accept every object ({"type":"object"} and the
 	// like), so validating against them is skipped.
 	trivial  bool
@@ -72,6 +74,11 @@ func compileSchema(v any, object bool) (*schema, error) {
 // whose validator is compiled when first needed.
 func inferredSchema(v jsontext.Value) (*schema, error) {
 	s, _, err := parseSchema(v, true)
+	if err == nil && s.flat == nil && !s.trivial {
+		// Every call will need the full validator: compile it now, off
+		// the caller's path, so the first call does not wait for it.
+		go s.validator()
+	}
 	return s, err
 }
 
@@ -130,6 +137,7 @@ func (s *schema) validator() (*sj.Schema, error) {
 		}
 		s.compileDoc(doc)
 	})
+	s.ready.Store(true)
 	return s.compiled, s.compileErr
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
@@ -394,5 +395,30 @@ func TestInferredSchemaCompiledOnDemand(t *testing.T) {
 	contains(t, res.Content[0]["text"].(string), "/text")
 	if !compiled("echo") {
 		t.Error("the validator was not compiled for arguments the flat path refused")
+	}
+
+	// An inferred schema the flat path cannot take needs its validator
+	// on every call: it is compiled in the background at registration.
+	type nested struct {
+		Inner struct {
+			N int `json:"n"`
+		} `json:"inner"`
+	}
+	AddTool(s, &Tool{Name: "nested"}, func(_ context.Context, _ *CallToolRequest, a nested) (*CallToolResult, any, error) {
+		return TextResult("ok"), nil, nil
+	})
+	st, _ := s.tools.get("nested")
+	if st.input.flat != nil {
+		t.Fatal("the nested schema took the flat path")
+	}
+	deadline := time.Now().Add(20 * time.Second) // a bound on a hang, not a timing assertion
+	for !st.input.ready.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the nested schema's validator was never compiled")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if v, err := st.input.validator(); v == nil || err != nil {
+		t.Errorf("validator: %v %v", v, err)
 	}
 }
