@@ -1,9 +1,11 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -57,17 +59,40 @@ func TestClientCallToolAsTask(t *testing.T) {
 	}
 }
 
-// A task can end before the server writes the answer that creates it; the
-// answer's snapshot then says "completed" (or "failed") without the
-// outcome, which the client fetches with tasks/get.
+// A server may write the answer that creates a task after the task ended,
+// with a snapshot that says "completed" (or "failed") without the outcome;
+// the client fetches it with tasks/get. Ours answers with the task as
+// created ("working"), so the answer is rewritten on its way here.
 func TestClientTaskEndedBeforeCreationAnswer(t *testing.T) {
 	s, _, _ := taskServer(nil)
-	cs := connect(t, s, &ClientOptions{ProtocolVersion: ModernVersion})
+	var rewritten atomic.Int32
+	cs := connectVia(t, s, &ClientOptions{ProtocolVersion: ModernVersion}, func(c Conn) Conn {
+		return rewriteConn{c, func(m []byte) []byte {
+			if bytes.Contains(m, []byte(`"resultType":"task"`)) && bytes.Contains(m, []byte(`"status":"working"`)) {
+				rewritten.Add(1)
+				return bytes.Replace(m, []byte(`"status":"working"`), []byte(`"status":"completed"`), 1)
+			}
+			return m
+		}}
+	})
 	fast := &TaskCallOptions{TTL: time.Minute, PollInterval: time.Millisecond}
-	for i := range 300 {
+	defer func() {
+		if rewritten.Load() == 0 {
+			t.Error("no creation answer was rewritten: the test tested nothing")
+		}
+	}()
+	for i := range 20 {
 		res, err := cs.CallToolAsTask(context.Background(), &CallToolParams{Name: "must"}, fast)
 		if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*TextContent).Text, "tool failure") {
 			t.Fatalf("call %d: %+v %v", i, res, err)
 		}
 	}
 }
+
+// rewriteConn passes what a server writes through f.
+type rewriteConn struct {
+	Conn
+	f func([]byte) []byte
+}
+
+func (c rewriteConn) WriteMessage(m []byte) error { return c.Conn.WriteMessage(c.f(m)) }

@@ -27,7 +27,17 @@ func pipePair() (client, server Conn) {
 // other; both end with the test.
 func connect(t *testing.T, s *Server, opts *ClientOptions) *ClientSession {
 	t.Helper()
+	return connectVia(t, s, opts, nil)
+}
+
+// connectVia is connect with the server's end of the pipe wrapped, to
+// alter what the server sends.
+func connectVia(t *testing.T, s *Server, opts *ClientOptions, wrap func(Conn) Conn) *ClientSession {
+	t.Helper()
 	cc, sc := pipePair()
+	if wrap != nil {
+		sc = wrap(sc)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

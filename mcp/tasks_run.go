@@ -74,18 +74,23 @@ func (s *Server) countTaskTools() {
 	s.taskTools.Store(n)
 }
 
-// taskCreated is a tools/call result that is a new task.
-type taskCreated struct{ t *task }
+// taskCreated is a tools/call result that is a new task: the task as it
+// was when created. Read when the answer is written, the running task
+// could already say input_required or completed, without the
+// inputRequests or result those statuses carry (TestModernTasks saw it
+// now and then; the client copes, see TestClientTaskEndedBeforeCreationAnswer).
+type taskCreated struct{ wire any }
 
-func (c taskCreated) MarshalJSON() ([]byte, error) {
-	t := c.t
+func newTaskCreated(t *task) taskCreated {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.modern {
-		return marshal(t.detailed(false))
+		return taskCreated{t.detailed(false)}
 	}
-	return marshal(&CreateTaskResult{Task: t.legacyWire()})
+	return taskCreated{&CreateTaskResult{Task: t.legacyWire()}}
 }
+
+func (c taskCreated) MarshalJSON() ([]byte, error) { return marshal(c.wire) }
 
 // outcome is what one run of a tool handler produced.
 type outcome struct {
@@ -138,8 +143,9 @@ func (s *Server) callToolTask(ctx context.Context, req *Request, st *serverTool,
 	}
 	tw.t.Store(t)
 	req.createdTask = t
+	created := newTaskCreated(t)
 	go s.runTask(context.WithValue(hctx, taskKey{}, t), t, tr, st, p, first)
-	return taskCreated{t}, nil
+	return created, nil
 }
 
 // newTask creates and stores a task for req.
