@@ -30,7 +30,7 @@ type schema struct {
 	compile    sync.Once
 	compiled   *sj.Schema
 	compileErr error
-	ready      atomic.Bool // compile has run
+	ready      atomic.Bool // validator's compile has run (tests wait for a background one)
 	// trivial schemas accept every object ({"type":"object"} and the
 	// like), so validating against them is skipped.
 	trivial  bool
@@ -130,6 +130,7 @@ func parseSchema(v any, object bool) (s *schema, doc any, err error) {
 // validator returns the full validator, compiling it the first time.
 func (s *schema) validator() (*sj.Schema, error) {
 	s.compile.Do(func() {
+		defer s.ready.Store(true)
 		doc, err := decodeInstance(s.raw)
 		if err != nil {
 			s.compileErr = fmt.Errorf("not valid JSON: %w", err)
@@ -137,7 +138,6 @@ func (s *schema) validator() (*sj.Schema, error) {
 		}
 		s.compileDoc(doc)
 	})
-	s.ready.Store(true)
 	return s.compiled, s.compileErr
 }
 

@@ -300,12 +300,8 @@ func (h *Handler) runInline(st *stream, c *conn, run func()) {
 	run()
 	ended.Store(true)
 	t.Stop()
-	h.finish(st, c)
-}
-
-// finish ends a POST whose request was answered: a request cancelled by
-// the client got no reply, and its response still needs a status.
-func (h *Handler) finish(st *stream, c *conn) {
+	// A request cancelled by the client got no reply, and its response
+	// still needs a status.
 	st.mu.Lock()
 	if !c.sse && st.c == c && !headerWritten(c) {
 		c.w.WriteHeader(http.StatusAccepted)
