@@ -124,10 +124,7 @@ func (r *run) stdioSeq(rec *record, c *stdioConn, tool string, n int) {
 		rec.Failed = "warm-up: " + warm.Failed
 		return
 	}
-	cpu0, _ := readCPU(c.p.pid)
-	c.seqEcho(rec, n, tool, "text", checkExact)
-	cpu1, _ := readCPU(c.p.pid)
-	rec.CPUUsPer, rec.CPUSource = cpuPer(cpu0, cpu1, rec.OK+rec.errorCount())
+	measureCPU(rec, c.p.pid, func() { c.seqEcho(rec, n, tool, "text", checkExact) })
 }
 
 // viaHTTP starts the gateway (or the limit proxy) on a free port and runs

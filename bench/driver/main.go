@@ -74,15 +74,26 @@ func loadSettings() settings {
 	if s.gwLog == "" {
 		s.gwLog = "warn"
 	}
-	s.only = map[string]bool{}
-	for _, k := range strings.Fields(strings.ReplaceAll(os.Getenv("ONLY"), ",", " ")) {
-		s.only[k] = true
-	}
-	s.phases = map[string]bool{}
-	for _, k := range strings.Fields(strings.ReplaceAll(os.Getenv("PHASES"), ",", " ")) {
-		s.phases[k] = true
-	}
+	s.only, s.phases = envSet("ONLY"), envSet("PHASES")
 	return s
+}
+
+// envSet is the words of an environment variable (space or comma
+// separated), empty when it is unset.
+func envSet(name string) map[string]bool {
+	m := map[string]bool{}
+	for _, k := range strings.Fields(strings.ReplaceAll(os.Getenv(name), ",", " ")) {
+		m[k] = true
+	}
+	return m
+}
+
+// setText is a set's words, sorted, or "all" for an empty set.
+func setText(m map[string]bool) string {
+	if len(m) == 0 {
+		return "all"
+	}
+	return strings.Join(slices.Sorted(maps.Keys(m)), " ")
 }
 
 func (s settings) want(key string) bool { return len(s.only) == 0 || s.only[key] }
@@ -351,20 +362,8 @@ func envText(s settings, v versions) string {
 	fmt.Fprintf(&b, "host: %d CPUs (%s), load %s\n", runtime.NumCPU(), cpu, loadavg())
 	fmt.Fprintf(&b, "go: %s, node: %s\n", v.goVersion, v.node)
 	fmt.Fprintf(&b, "servers: mcpgate %s, go-sdk %s, mcp-go %s, server-everything %s (TS SDK %s)\n", v.mcpgate, v.gosdk, v.mcpgo, v.ts, v.tsSDK)
-	only := "all"
-	if len(s.only) > 0 {
-		var k []string
-		for x := range s.only {
-			k = append(k, x)
-		}
-		only = strings.Join(k, " ")
-	}
-	phases := "all"
-	if len(s.phases) > 0 {
-		phases = strings.Join(slices.Sorted(maps.Keys(s.phases)), " ")
-	}
 	fmt.Fprintf(&b, "settings: N=%d PIPE_N=%d REPS=%d STARTS=%d SESSIONS=%d (in %d repetitions) TOOLS=%d TOOLS_N=%d GW_N=%d TS HTTP n=%d ONLY=%s PHASES=%s\n",
-		s.n, s.pipeN, s.reps, s.starts, s.sessions, min(s.sessionReps, s.reps), s.tools, s.toolsN, s.gwN, int(float64(s.n)*s.tsHTTPScale), only, phases)
+		s.n, s.pipeN, s.reps, s.starts, s.sessions, min(s.sessionReps, s.reps), s.tools, s.toolsN, s.gwN, int(float64(s.n)*s.tsHTTPScale), setText(s.only), setText(s.phases))
 	return b.String()
 }
 
@@ -395,13 +394,7 @@ func (r *run) stdioPhases(s *serverSpec) {
 		c.p.stop()
 		return
 	}
-	cpu0, _ := readCPU(c.p.pid)
-	self0, _ := readCPU(os.Getpid())
-	c.seqEcho(&seq, r.set.n, s.tool, s.arg, s.check)
-	cpu1, _ := readCPU(c.p.pid)
-	self1, _ := readCPU(os.Getpid())
-	seq.CPUUsPer, seq.CPUSource = cpuPer(cpu0, cpu1, seq.OK+seq.errorCount())
-	seq.DriverCPUUsPer, _ = cpuPer(self0, self1, seq.OK+seq.errorCount())
+	measureCPU(&seq, c.p.pid, func() { c.seqEcho(&seq, r.set.n, s.tool, s.arg, s.check) })
 	r.emit(seq)
 
 	pipe := base
@@ -409,13 +402,7 @@ func (r *run) stdioPhases(s *serverSpec) {
 	if seq.Failed == "" {
 		w := base
 		c.pipeEcho(&w, r.set.warm, 64, s.tool, s.arg, s.check)
-		cpu0, _ = readCPU(c.p.pid)
-		self0, _ = readCPU(os.Getpid())
-		c.pipeEcho(&pipe, r.set.pipeN, 64, s.tool, s.arg, s.check)
-		cpu1, _ = readCPU(c.p.pid)
-		self1, _ = readCPU(os.Getpid())
-		pipe.CPUUsPer, pipe.CPUSource = cpuPer(cpu0, cpu1, pipe.OK+pipe.errorCount())
-		pipe.DriverCPUUsPer, _ = cpuPer(self0, self1, pipe.OK+pipe.errorCount())
+		measureCPU(&pipe, c.p.pid, func() { c.pipeEcho(&pipe, r.set.pipeN, 64, s.tool, s.arg, s.check) })
 	} else {
 		pipe.Failed = "not run: the sequential phase failed"
 	}
@@ -451,10 +438,7 @@ func (r *run) stdioPhases(s *serverSpec) {
 	defer c.p.stop()
 	w := base
 	c.toolsList(&w, 3, r.set.tools)
-	cpu0, _ = readCPU(c.p.pid)
-	c.toolsList(&tl, r.set.toolsN, r.set.tools)
-	cpu1, _ = readCPU(c.p.pid)
-	tl.CPUUsPer, tl.CPUSource = cpuPer(cpu0, cpu1, tl.OK+tl.errorCount())
+	measureCPU(&tl, c.p.pid, func() { c.toolsList(&tl, r.set.toolsN, r.set.tools) })
 	r.emit(tl)
 }
 

@@ -165,6 +165,19 @@ func readCPU(pid int) (cpuSample, error) {
 // microseconds, and which clock it came from: the threads' nanoseconds
 // unless a thread present before is gone after (its time would be lost),
 // then the ticks.
+// measureCPU runs f, a phase that fills rec, and records the CPU per
+// request that the server (pid) and the driver itself spent meanwhile.
+func measureCPU(rec *record, pid int, f func()) {
+	srv0, _ := readCPU(pid)
+	drv0, _ := readCPU(os.Getpid())
+	f()
+	srv1, _ := readCPU(pid)
+	drv1, _ := readCPU(os.Getpid())
+	n := rec.OK + rec.errorCount()
+	rec.CPUUsPer, rec.CPUSource = cpuPer(srv0, srv1, n)
+	rec.DriverCPUUsPer, _ = cpuPer(drv0, drv1, n)
+}
+
 func cpuPer(a, b cpuSample, n int) (float64, string) {
 	if n <= 0 {
 		return 0, ""
