@@ -59,6 +59,7 @@ func NewHandler(s *mcp.Server, opts *Options) *Handler {
 	h.logger = h.opts.Logger
 	h.origins = newOrigins(&h.opts)
 	h.sessions.byID = map[string]*session{}
+	h.sessions.byOwner = map[owner]map[*session]struct{}{}
 	return h
 }
 
@@ -222,44 +223,100 @@ func (h *Handler) lookup(w http.ResponseWriter, r *http.Request, id *jsonrpc.ID)
 	return s
 }
 
-// newSession creates and registers a session, making room if the table is
-// full by ending the least recently used idle one.
+// Why newSession refuses a session.
+var (
+	errCallerFull = errors.New("mcphttp: the caller holds the most sessions allowed, all busy")
+	errTableFull  = errors.New("mcphttp: the server holds the most sessions allowed, none evictable")
+)
+
+// newSession creates and registers a session, making room if its caller
+// or the table is full by ending an idle session (see makeRoom).
 func (h *Handler) newSession(r *http.Request, legacy bool, out func(*session) mcp.MessageWriter) (*session, error) {
 	principal := h.opts.Principal(r)
-	s := &session{h: h, id: newSessionID(), principal: principal, legacy: legacy, streams: map[string]*stream{}, lastUsed: time.Now()}
+	s := &session{h: h, id: newSessionID(), principal: principal, owner: ownerOf(principal, r), legacy: legacy, streams: map[string]*stream{}, lastUsed: time.Now()}
 	s.key = principal + ":" + s.id
 	s.standalone = newStream(s, "g", true)
 	t := &h.sessions
 	t.mu.Lock()
-	if len(t.byID) >= h.opts.MaxSessions {
-		var victim *session
-		for _, c := range t.byID {
-			c.mu.Lock()
-			idle, used := c.active == 0, c.lastUsed
-			c.mu.Unlock()
-			if idle && (victim == nil || used.Before(victim.lastUsed)) {
-				victim = c
-			}
-		}
-		if victim == nil {
-			t.mu.Unlock()
-			return nil, errors.New("too many sessions")
-		}
-		delete(t.byID, victim.id)
+	victim, err := h.makeRoom(s.owner)
+	if err != nil {
+		t.mu.Unlock()
+		return nil, err
+	}
+	if victim != nil {
+		t.remove(victim)
 		go victim.close()
 	}
-	t.byID[s.id] = s
+	t.add(s)
 	t.mu.Unlock()
 	s.out = out(s)
 	s.ss = h.server.NewSession(s.out, &mcp.SessionOptions{ID: s.id})
 	return s, nil
 }
 
+// makeRoom picks the idle session to end so that o may open one (nil
+// when there is room already); the caller holds the table's lock.
+//
+// A caller at its own cap gives up its least recently used idle session
+// or is refused, so that its sessions never push out anyone else's. A
+// full table likewise ends o's own idle session first; failing that, the
+// idle session of the caller holding the most, and only if that caller
+// holds more than o. The plain LRU over the whole table let one caller
+// opening sessions in a loop end every other caller's idle ones; ending
+// only a bigger holder's still lets a newcomer in when the table is full
+// of others' idle sessions, yet no caller is pushed out by one holding as
+// many sessions as it or more.
+func (h *Handler) makeRoom(o owner) (*session, error) {
+	t := &h.sessions
+	mine := t.byOwner[o]
+	if len(mine) >= h.opts.MaxSessionsPerPrincipal {
+		if v, _ := lruIdle(mine); v != nil {
+			return v, nil
+		}
+		return nil, errCallerFull
+	}
+	if len(t.byID) < h.opts.MaxSessions {
+		return nil, nil
+	}
+	if v, _ := lruIdle(mine); v != nil {
+		return v, nil
+	}
+	var victim *session
+	var most int
+	var oldest time.Time
+	for other, set := range t.byOwner {
+		if other == o || len(set) <= len(mine) || len(set) < most {
+			continue
+		}
+		v, used := lruIdle(set)
+		if v != nil && (victim == nil || len(set) > most || used.Before(oldest)) {
+			victim, most, oldest = v, len(set), used
+		}
+	}
+	if victim == nil {
+		return nil, errTableFull
+	}
+	return victim, nil
+}
+
+// refuseSession answers a request whose session newSession refused.
+func (h *Handler) refuseSession(w http.ResponseWriter, id *jsonrpc.ID, err error) {
+	w.Header().Set("Retry-After", "5")
+	if errors.Is(err, errCallerFull) {
+		// Invalid Request rather than Internal Error: the caller can
+		// fix it, and nothing is wrong with the server.
+		h.httpError(w, http.StatusTooManyRequests, id, codeInvalidRequest,
+			"Too many sessions: this caller holds %d sessions, the most allowed, and every one is busy; end one (DELETE it, or close its SSE stream) or reuse it",
+			h.opts.MaxSessionsPerPrincipal)
+		return
+	}
+	h.httpError(w, http.StatusServiceUnavailable, id, codeInternalError,
+		"Service Unavailable: the server holds the most sessions it allows, all busy; retry later")
+}
+
 func (h *Handler) closeSession(s *session) {
 	h.sessions.mu.Lock()
-	if h.sessions.byID[s.id] == s {
-		delete(h.sessions.byID, s.id)
-	}
+	h.sessions.remove(s)
 	h.sessions.mu.Unlock()
 	s.close()
 }
@@ -297,6 +354,7 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 		all = append(all, s)
 	}
 	h.sessions.byID = map[string]*session{}
+	h.sessions.byOwner = map[owner]map[*session]struct{}{}
 	h.sessions.mu.Unlock()
 	for _, s := range all {
 		s.close()

@@ -72,8 +72,7 @@ func (h *Handler) serveLegacyStream(w http.ResponseWriter, r *http.Request) {
 	ls := &legacyStream{c: newConn(w)}
 	s, err := h.newSession(r, true, func(*session) mcp.MessageWriter { return ls })
 	if err != nil {
-		w.Header().Set("Retry-After", "5")
-		h.httpError(w, http.StatusServiceUnavailable, nil, codeInternalError, "Service Unavailable: too many sessions; retry later")
+		h.refuseSession(w, nil, err)
 		return
 	}
 	defer h.closeSession(s)

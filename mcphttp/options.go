@@ -43,10 +43,17 @@ type Options struct {
 	// open stream for this long. Default 30 minutes.
 	SessionIdleTimeout time.Duration
 
-	// MaxSessions bounds the sessions held at once; past it the least
-	// recently used idle session is ended, and if none is idle new
+	// MaxSessions bounds the sessions held at once; past it the caller's
+	// own least recently used idle session is ended, else the idle one of
+	// a caller holding more sessions than it, and if there is none new
 	// sessions are refused with 503. Default 10000.
 	MaxSessions int
+
+	// MaxSessionsPerPrincipal bounds the sessions one principal holds at
+	// once, anonymous callers counted by IP address; past it the
+	// principal's own least recently used idle session is ended, and if
+	// none is idle its new sessions are refused with 429. Default 64.
+	MaxSessionsPerPrincipal int
 
 	// EventStore keeps SSE events so that a client can resume a stream
 	// with Last-Event-ID. Default: an in-memory store bounded per session.
@@ -109,6 +116,9 @@ func (o *Options) fill() {
 	}
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = 10000
+	}
+	if o.MaxSessionsPerPrincipal <= 0 {
+		o.MaxSessionsPerPrincipal = 64
 	}
 	if o.EventStore == nil {
 		o.EventStore = NewMemoryEventStore(0, 0)

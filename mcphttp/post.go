@@ -83,9 +83,7 @@ func (h *Handler) servePOST(w http.ResponseWriter, r *http.Request) {
 		var err error
 		s, err = h.newSession(r, false, func(s *session) mcp.MessageWriter { return s.standalone })
 		if err != nil {
-			w.Header().Set("Retry-After", "5")
-			h.httpError(w, http.StatusServiceUnavailable, b.id, codeInternalError,
-				"Service Unavailable: the server holds the most sessions it allows, all busy; retry later")
+			h.refuseSession(w, b.id, err)
 			return
 		}
 		w.Header().Set(headerSessionID, s.id)

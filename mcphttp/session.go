@@ -3,6 +3,8 @@ package mcphttp
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ type session struct {
 	h         *Handler
 	id        string
 	principal string
+	owner     owner  // whom the session counts against, for the caps
 	key       string // event-store key: principal and session together
 	legacy    bool
 	modern    bool // one 2026-07-28 request: no event ids, no resumption
@@ -167,14 +170,73 @@ func itoa(n int) string {
 	}
 }
 
-// sessionTable holds the sessions by id.
+// sessionTable holds the sessions by id, and by owner so that a caller's
+// sessions are counted, and its idle ones found, without a scan of all.
 type sessionTable struct {
-	mu   sync.Mutex
-	byID map[string]*session
+	mu      sync.Mutex
+	byID    map[string]*session
+	byOwner map[owner]map[*session]struct{}
+}
+
+// owner is whom a session counts against: its principal, or for an
+// anonymous caller the IP address it came from. The two fields keep a
+// principal named like an address apart from that address.
+type owner struct{ principal, addr string }
+
+func ownerOf(principal string, r *http.Request) owner {
+	if principal != "" {
+		return owner{principal: principal}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return owner{addr: host}
 }
 
 func (t *sessionTable) get(id string) *session {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.byID[id]
+}
+
+// add and remove keep both indexes; the caller holds t.mu. An owner's
+// set goes with its last session, so the table holds nothing for callers
+// that have left.
+func (t *sessionTable) add(s *session) {
+	t.byID[s.id] = s
+	set := t.byOwner[s.owner]
+	if set == nil {
+		set = map[*session]struct{}{}
+		t.byOwner[s.owner] = set
+	}
+	set[s] = struct{}{}
+}
+
+func (t *sessionTable) remove(s *session) {
+	if t.byID[s.id] != s {
+		return
+	}
+	delete(t.byID, s.id)
+	set := t.byOwner[s.owner]
+	delete(set, s)
+	if len(set) == 0 {
+		delete(t.byOwner, s.owner)
+	}
+}
+
+// lruIdle returns the least recently used of the sessions with no request
+// in flight and no open stream, or nil if every one is busy.
+func lruIdle(set map[*session]struct{}) (*session, time.Time) {
+	var victim *session
+	var oldest time.Time
+	for c := range set {
+		c.mu.Lock()
+		idle, used := c.active == 0 && !c.closed, c.lastUsed
+		c.mu.Unlock()
+		if idle && (victim == nil || used.Before(oldest)) {
+			victim, oldest = c, used
+		}
+	}
+	return victim, oldest
 }
