@@ -96,7 +96,38 @@ func (c *Config) validate() Errors {
 		v.server(s, p)
 		v.tools(&s.Tools, name, sep, p)
 	}
+	v.ambiguousNames(c, sep)
 	return v.errs
+}
+
+// ambiguousNames reports pairs of server names that can publish the same
+// name: with separator "-", server "a" with tool "b-c" and server "a-b"
+// with tool "c" both publish "a-b-c", and whichever started first would
+// take the other's calls. That happens when one name is the other's
+// prefix and what follows it, then the separator, starts with the
+// separator.
+func (v *checker) ambiguousNames(c *Config, sep string) {
+	names := slices.Sorted(maps.Keys(c.Servers))
+	if c.Builtins.Tasks && c.Servers["tasks"] == nil {
+		names = append(names, "tasks")
+		slices.Sort(names)
+	}
+	for i, a := range names {
+		for _, b := range names[i+1:] {
+			rest, ok := strings.CutPrefix(b, a)
+			if !ok {
+				break // sorted: no later name starts with a either
+			}
+			if !strings.HasPrefix(rest+sep, sep) {
+				continue
+			}
+			// b+sep starts with a+sep, so b's tool "x" has a twin of a's.
+			pub := b + sep + "x"
+			v.errorf(v.src.keyAt("mcpServers", b), fmt.Sprintf("rename %q or %q so that neither starts with the other and %q, or choose another separator", a, b, sep),
+				"server names %q and %q can publish the same name with separator %q: %q's tool %q and %q's tool \"x\" are both %q",
+				a, b, sep, a, pub[len(a)+len(sep):], b, pub)
+		}
+	}
 }
 
 func (v *checker) listen(addr string) {
