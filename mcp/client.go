@@ -385,7 +385,14 @@ func (cs *ClientSession) readLoop() {
 	for {
 		data, err := cs.conn.ReadMessage()
 		var tooLarge *jsonrpc.TooLargeError
-		if errors.As(err, &tooLarge) {
+		var known *MessageTooLargeError
+		switch {
+		case errors.As(err, &known):
+			if known.ID.IsZero() || !cs.failCall(known.ID, known) {
+				cs.logger.Warn("mcp: dropped an oversized message from the server", "error", known.Error())
+			}
+			continue
+		case errors.As(err, &tooLarge):
 			cs.tooLarge(tooLarge)
 			continue
 		}
@@ -415,11 +422,57 @@ func (cs *ClientSession) readLoop() {
 // without Close: the server exited or the network failed.
 var ErrConnectionClosed = errors.New("mcp: the connection to the server was closed")
 
+// ErrMessageTooLarge is matched, with errors.Is, by the error of a call
+// whose answer was larger than the client accepts (a
+// *MessageTooLargeError). The session goes on: only that call failed.
+var ErrMessageTooLarge = errors.New("mcp: the server's answer exceeds the client's message size limit")
+
+// MessageTooLargeError fails a call whose answer from the server was over
+// the client's limit on message size; the session goes on. A Conn
+// returns one from ReadMessage, with ID set, when it knows which request
+// an oversized message answered (as an HTTP response does).
+type MessageTooLargeError struct {
+	// Limit is the size limit in bytes.
+	Limit int
+	// Size is the answer's size in bytes, or 0 when reading stopped at
+	// the limit before the size was known.
+	Size int
+	// Setting names the option that raises the limit, such as
+	// "CommandTransport.MaxMessageSize". Empty means the transport's
+	// MaxMessageSize.
+	Setting string
+	// ID is the id of the request the answer was to.
+	ID jsonrpc.ID
+}
+
+func (e *MessageTooLargeError) Error() string {
+	what := "the server's answer"
+	if e.Size > 0 {
+		what = fmt.Sprintf("the server's answer of %d bytes", e.Size)
+	}
+	setting := e.Setting
+	if setting == "" {
+		setting = "the transport's MaxMessageSize"
+	}
+	return fmt.Sprintf("%s exceeds the %d-byte limit on messages; raise %s or ask for less", what, e.Limit, setting)
+}
+
+// Is reports ErrMessageTooLarge as matching.
+func (e *MessageTooLargeError) Is(target error) bool { return target == ErrMessageTooLarge }
+
+// sizeSetter is implemented by a Conn that can name the option raising
+// its message size limit, for the errors of oversized answers.
+type sizeSetter interface{ sizeSetting() string }
+
 // tooLarge fails the call an oversized message answered, when its id can
 // be found; the session goes on.
 func (cs *ClientSession) tooLarge(e *jsonrpc.TooLargeError) {
+	var setting string
+	if s, ok := cs.conn.(sizeSetter); ok {
+		setting = s.sizeSetting()
+	}
 	for _, id := range []jsonrpc.ID{jsonrpc.PeekID(e.Prefix), jsonrpc.PeekTrailingID(e.Suffix)} {
-		if !id.IsZero() && cs.failCall(id, fmt.Errorf("the server's response (%s); raise the transport's MaxMessageSize or ask for less", e.Error())) {
+		if !id.IsZero() && cs.failCall(id, &MessageTooLargeError{Limit: e.Limit, Size: e.Size, Setting: setting, ID: id}) {
 			return
 		}
 	}

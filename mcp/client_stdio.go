@@ -214,3 +214,5 @@ func (c *commandConn) Close() error {
 	})
 	return nil
 }
+
+func (c *commandConn) sizeSetting() string { return "CommandTransport.MaxMessageSize" }

@@ -213,3 +213,26 @@ func TestProbeRespawnsServerThatExits(t *testing.T) {
 		t.Errorf("spawned %d times, want 3 (probe, initialize, then initialize without a probe)\n%s", n, logs.String())
 	}
 }
+
+// An answer over CommandTransport.MaxMessageSize fails its call only, with
+// a MessageTooLargeError naming the limit and the option that raises it;
+// the next call on the session succeeds.
+func TestCommandTransportOversizedAnswerFailsOnlyItsCall(t *testing.T) {
+	tr := childTransport("server", &logBuffer{})
+	tr.MaxMessageSize = 1024
+	cs, err := NewClient(nil, nil).Connect(context.Background(), tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	_, err = cs.CallTool(context.Background(), "echo", map[string]string{"text": strings.Repeat("x", 2000)})
+	var tooLarge *MessageTooLargeError
+	if !errors.Is(err, ErrMessageTooLarge) || !errors.As(err, &tooLarge) || tooLarge.Limit != 1024 ||
+		!strings.Contains(err.Error(), "1024-byte limit") || !strings.Contains(err.Error(), "CommandTransport.MaxMessageSize") {
+		t.Fatalf("got %v; want a MessageTooLargeError naming the 1024-byte limit and CommandTransport.MaxMessageSize", err)
+	}
+	res, err := cs.CallTool(context.Background(), "echo", map[string]string{"text": "small"})
+	if err != nil || res.Content[0].(*TextContent).Text != "small" {
+		t.Fatalf("the next call: %+v %v", res, err)
+	}
+}

@@ -9,8 +9,9 @@ type MessageWriter interface {
 
 // Conn is a bidirectional stream of whole messages, such as the stdin and
 // stdout of a process. ReadMessage returns a slice the caller owns; for a
-// message over the size limit it returns a *jsonrpc.TooLargeError and the
-// stream goes on.
+// message over the size limit it returns a *jsonrpc.TooLargeError (or,
+// when the Conn knows which request the message answered, a
+// *MessageTooLargeError with its ID) and the stream goes on.
 type Conn interface {
 	MessageWriter
 	ReadMessage() ([]byte, error)

@@ -122,6 +122,10 @@ const noReplyTimeout = 30 * time.Second
 // tests).
 var closeTimeout = 5 * time.Second
 
+// sizeSetting names the option that raises the limit on the size of a
+// server's answer, for mcp.MessageTooLargeError.
+const sizeSetting = "mcphttp.ClientTransport.MaxMessageSize"
+
 // codeTransportError is the code of the error responses the transport
 // makes up for calls the server left unanswered, as the TypeScript SDK
 // uses it for a closed connection.

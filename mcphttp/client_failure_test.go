@@ -64,7 +64,9 @@ func TestClientHTTPErrors(t *testing.T) {
 	}
 }
 
-// An answer over MaxMessageSize fails its call only; the session goes on.
+// An answer over MaxMessageSize fails its call only, with an
+// mcp.MessageTooLargeError naming the limit and the option; the session
+// goes on.
 func TestClientOversizedAnswers(t *testing.T) {
 	big := strings.Repeat("x", 2000)
 	f := newFake(t)
@@ -88,8 +90,10 @@ func TestClientOversizedAnswers(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 			defer cancel()
 			_, err := cs.CallTool(ctx, tool, nil)
-			if err == nil || !strings.Contains(err.Error(), "exceeds the 1024-byte limit") || !strings.Contains(err.Error(), "MaxMessageSize") {
-				t.Errorf("got %v; want a size error", err)
+			var tooLarge *mcp.MessageTooLargeError
+			if !errors.Is(err, mcp.ErrMessageTooLarge) || !errors.As(err, &tooLarge) || tooLarge.Limit != 1024 ||
+				!strings.Contains(err.Error(), "exceeds the 1024-byte limit") || !strings.Contains(err.Error(), "ClientTransport.MaxMessageSize") {
+				t.Errorf("got %v; want an mcp.MessageTooLargeError naming the 1024-byte limit and ClientTransport.MaxMessageSize", err)
 			}
 			if got := callText(t, cs, "small", nil); got != "ok" {
 				t.Errorf("next call: %q", got)

@@ -115,7 +115,7 @@ func (c *clientConn) post(ctx context.Context, msg []byte, o outgoing) (int, err
 	}
 	switch ct := mediaType(resp.Header.Get("Content-Type")); ct {
 	case "application/json":
-		c.readJSON(ctx, resp.Body, o.ids)
+		c.readJSON(ctx, resp.Body, resp.ContentLength, o.ids)
 		done()
 	case "text/event-stream":
 		ok := c.spawn(func() {
@@ -144,7 +144,8 @@ func mediaType(ct string) string {
 
 // readJSON delivers a JSON answer, and answers with an error each request
 // of ids it does not answer, so that no call waits for its deadline.
-func (c *clientConn) readJSON(ctx context.Context, body io.ReadCloser, ids []jsonrpc.ID) {
+// size is the body's Content-Length, or -1 when unknown.
+func (c *clientConn) readJSON(ctx context.Context, body io.ReadCloser, size int64, ids []jsonrpc.ID) {
 	b, err := io.ReadAll(io.LimitReader(body, int64(c.maxSize)+1))
 	body.Close()
 	switch {
@@ -154,7 +155,9 @@ func (c *clientConn) readJSON(ctx context.Context, body io.ReadCloser, ids []jso
 		c.failIDs(ids, "mcphttp: the server closed the connection before finishing its response: "+err.Error())
 		return
 	case len(b) > c.maxSize:
-		c.failIDs(ids, fmt.Sprintf("mcphttp: the server's response exceeds the %d-byte limit; raise ClientTransport.MaxMessageSize or ask for less", c.maxSize))
+		for _, id := range ids {
+			c.in.push(nil, &mcp.MessageTooLargeError{Limit: c.maxSize, Size: max(int(size), 0), Setting: sizeSetting, ID: id})
+		}
 		return
 	case !jsontext.Value(b).IsValid(jsontext.AllowInvalidUTF8(true)):
 		c.failIDs(ids, "mcphttp: the server's response is not valid JSON: "+clientTruncate(string(b), 100))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
 )
 
 // streamState is what the reader of a stream remembers across
@@ -67,7 +68,7 @@ func (c *clientConn) tooLarge(e *jsonrpc.TooLargeError, pending map[jsonrpc.ID]b
 	for _, id := range []jsonrpc.ID{jsonrpc.PeekID(e.Prefix), jsonrpc.PeekTrailingID(e.Suffix)} {
 		if !id.IsZero() && pending[id] {
 			delete(pending, id)
-			c.failIDs([]jsonrpc.ID{id}, fmt.Sprintf("mcphttp: the server's response (an SSE event of %d bytes) exceeds the %d-byte limit; raise ClientTransport.MaxMessageSize or ask for less", e.Size, e.Limit))
+			c.in.push(nil, &mcp.MessageTooLargeError{Limit: e.Limit, Size: e.Size, Setting: sizeSetting, ID: id})
 			return
 		}
 	}
