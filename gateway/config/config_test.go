@@ -52,7 +52,8 @@ func TestClaudeDesktopVerbatim(t *testing.T) {
 	if gh := c.Servers["github"]; gh.Env["GITHUB_PERSONAL_ACCESS_TOKEN"] != "ghp_exampleexampleexampleexample0000" {
 		t.Errorf("github env %v", gh.Env)
 	}
-	wantOpts := ServerOptions{Start: "lazy", Timeout: Duration(30 * time.Second), MaxConcurrency: 32, HealthInterval: Duration(30 * time.Second)}
+	wantOpts := ServerOptions{Start: "lazy", Timeout: Duration(30 * time.Second), MaxConcurrency: 32, HealthInterval: Duration(30 * time.Second),
+		MaxListItems: DefaultMaxListItems, MaxListBytes: DefaultMaxListBytes, Pins: PinsWarn}
 	if fs.ServerOptions != wantOpts || c.Separator != "_" {
 		t.Errorf("defaults: %+v separator %q", fs.ServerOptions, c.Separator)
 	}
@@ -162,7 +163,8 @@ func TestYAMLMatchesJSON(t *testing.T) {
 	}
 	fs := c.Servers["filesystem"]
 	wantFS := ServerOptions{Start: "lazy", IdleTimeout: Duration(5 * time.Minute), Timeout: Duration(time.Minute),
-		MaxConcurrency: 8, ProtocolVersion: "auto", HealthInterval: DefaultHealthInterval}
+		MaxConcurrency: 8, ProtocolVersion: "auto", HealthInterval: DefaultHealthInterval,
+		MaxListItems: DefaultMaxListItems, MaxListBytes: DefaultMaxListBytes, Pins: PinsWarn}
 	if fs.Command != "npx" || fs.ServerOptions != wantFS {
 		t.Errorf("filesystem %+v", fs)
 	}
@@ -322,5 +324,26 @@ func TestFixName(t *testing.T) {
 		if got := fixName(in, taken); got != want || !serverName.MatchString(got) {
 			t.Errorf("fixName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A server's client features fall back feature by feature to the
+// defaults', then to the gateway's (elicitation on, sampling and roots
+// off).
+func TestClientFeaturesDefaults(t *testing.T) {
+	c, err := Parse([]byte(`{"defaults": {"clientFeatures": {"sampling": true}},
+		"mcpServers": {"a": {"command": "x"}, "b": {"command": "x", "clientFeatures": {"sampling": false, "roots": true}}, "c": {"command": "x", "clientFeatures": {"elicitation": false}}},
+		"tenants": {"t": {"pins": "approve", "clientFeatures": {"a": {"roots": true}}}}}`), "c.json", env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][3]bool{"a": {true, true, false}, "b": {false, true, true}, "c": {true, false, false}} {
+		s, e, r := c.Servers[name].ClientFeatures.Granted()
+		if [3]bool{s, e, r} != want {
+			t.Errorf("%s: sampling, elicitation, roots = %v %v %v, want %v", name, s, e, r, want)
+		}
+	}
+	if tf := c.Tenants["t"].ClientFeatures["a"]; tf == nil || tf.Roots == nil || !*tf.Roots || c.Tenants["t"].Pins != PinsApprove {
+		t.Errorf("tenant t: %+v", c.Tenants["t"])
 	}
 }

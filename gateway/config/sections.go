@@ -165,7 +165,27 @@ func (d *decoder) optionFields(o *ServerOptions) []field {
 		{"maxConcurrency", func(v *yaml.Node, p []string) { o.MaxConcurrency = d.integer(v, p) }},
 		{"protocolVersion", func(v *yaml.Node, p []string) { o.ProtocolVersion = d.str(v, p) }},
 		{"healthInterval", func(v *yaml.Node, p []string) { o.HealthInterval = d.duration(v, p) }},
+		{"clientFeatures", func(v *yaml.Node, p []string) { o.ClientFeatures = d.clientFeatures(v, p) }},
+		{"maxListItems", func(v *yaml.Node, p []string) { o.MaxListItems = d.integer(v, p) }},
+		{"maxListBytes", func(v *yaml.Node, p []string) { o.MaxListBytes = d.integer(v, p) }},
+		{"pins", func(v *yaml.Node, p []string) { o.Pins = d.str(v, p) }},
 	}
+}
+
+func (d *decoder) clientFeatures(v *yaml.Node, p []string) ClientFeatures {
+	var c ClientFeatures
+	flag := func(b **bool) func(*yaml.Node, []string) {
+		return func(v *yaml.Node, p []string) {
+			x := d.boolean(v, p)
+			*b = &x
+		}
+	}
+	d.fields(v, p, []field{
+		{"sampling", flag(&c.Sampling)},
+		{"elicitation", flag(&c.Elicitation)},
+		{"roots", flag(&c.Roots)},
+	}, nil)
+	return c
 }
 
 func (d *decoder) oauth(v *yaml.Node, p []string) *OAuth {
@@ -217,6 +237,8 @@ func (d *decoder) limits(l *Limits, v *yaml.Node, p []string) {
 	}
 	d.fields(v, p, []field{
 		{"calls", rate(&l.Calls)},
+		{"sampling", rate(&l.Sampling)},
+		{"subscriptionsPerSession", func(v *yaml.Node, p []string) { l.SubscriptionsPerSession = d.integer(v, p) }},
 		{"concurrent", func(v *yaml.Node, p []string) { l.Concurrent = d.integer(v, p) }},
 		{"inputWindow", func(v *yaml.Node, p []string) { l.InputWindow = d.duration(v, p) }},
 		{"tools", func(v *yaml.Node, p []string) {
@@ -255,6 +277,18 @@ func (d *decoder) tenants(c *Config, v *yaml.Node, p []string) {
 				}, nil)
 			}},
 			{"toolListing", func(v *yaml.Node, p []string) { t.ToolListing = d.str(v, p) }},
+			{"pins", func(v *yaml.Node, p []string) { t.Pins = d.str(v, p) }},
+			{"clientFeatures", func(v *yaml.Node, p []string) {
+				es := d.mapping(v, p)
+				if es == nil {
+					return
+				}
+				t.ClientFeatures = make(map[string]*ClientFeatures, len(es))
+				for _, e := range es {
+					cf := d.clientFeatures(e.v, d.entry(p, e))
+					t.ClientFeatures[e.key] = &cf
+				}
+			}},
 			{"limits", func(v *yaml.Node, p []string) {
 				t.Limits = &Limits{}
 				d.limits(t.Limits, v, p)

@@ -102,7 +102,65 @@ type ServerOptions struct {
 	// HealthInterval is how often an idle connection is checked (ping, or
 	// discover for 2026-07-28). Default 30s; negative disables.
 	HealthInterval Duration `json:"healthInterval,omitempty"`
+	// ClientFeatures are what the server may ask of the user's client
+	// through the gateway. Unset ones take the defaults' setting, then
+	// the gateway's: elicitation on, sampling and roots off.
+	ClientFeatures ClientFeatures `json:"clientFeatures,omitempty"`
+	// MaxListItems bounds the items of each kind (tools, prompts,
+	// resources, templates) read from the server in one listing; past it
+	// the listing fails. Default 50000.
+	MaxListItems int `json:"maxListItems,omitempty"`
+	// MaxListBytes bounds the encoded size of each kind's items in one
+	// listing. Default 64 MiB.
+	MaxListBytes int `json:"maxListBytes,omitempty"`
+	// Pins is what the gateway does when a tool's definition differs from
+	// the one it pinned when it first saw the tool: "warn" (publish the
+	// change, log and audit it; the default), "block" (keep serving the
+	// pinned definition and refuse calls until the change is approved)
+	// or "approve" (withhold the tool until the change is approved).
+	Pins string `json:"pins,omitempty"`
 }
+
+// ClientFeatures grant a server the client's features: nil means unset.
+type ClientFeatures struct {
+	// Sampling lets the server ask the user's model for completions.
+	Sampling *bool `json:"sampling,omitempty"`
+	// Elicitation lets the server ask the user questions (forms, and
+	// https links for URL-mode).
+	Elicitation *bool `json:"elicitation,omitempty"`
+	// Roots lets the server learn the client's filesystem roots.
+	Roots *bool `json:"roots,omitempty"`
+}
+
+// Over returns c with each feature c leaves unset taken from d.
+func (c ClientFeatures) Over(d ClientFeatures) ClientFeatures {
+	pick := func(a, b *bool) *bool {
+		if a != nil {
+			return a
+		}
+		return b
+	}
+	return ClientFeatures{Sampling: pick(c.Sampling, d.Sampling), Elicitation: pick(c.Elicitation, d.Elicitation), Roots: pick(c.Roots, d.Roots)}
+}
+
+// Granted reports the features in effect: a set one as set, and by
+// default elicitation on, sampling and roots off.
+func (c ClientFeatures) Granted() (sampling, elicitation, roots bool) {
+	val := func(b *bool, def bool) bool {
+		if b == nil {
+			return def
+		}
+		return *b
+	}
+	return val(c.Sampling, false), val(c.Elicitation, true), val(c.Roots, false)
+}
+
+// Pin policies (ServerOptions.Pins).
+const (
+	PinsWarn    = "warn"
+	PinsBlock   = "block"
+	PinsApprove = "approve"
+)
 
 // OAuth configures the library's OAuth client for an HTTP upstream.
 type OAuth struct {
@@ -162,6 +220,13 @@ type Limits struct {
 	Tools map[string]Rate `json:"tools,omitempty"`
 	// Concurrent bounds a caller's calls in flight (0 = no bound).
 	Concurrent int `json:"concurrent,omitempty"`
+	// Sampling is the rate of sampling requests (an upstream asking the
+	// user's model for a completion) relayed for one caller, and, apart,
+	// for one server. Default: no limit beyond the concurrency bound.
+	Sampling Rate `json:"sampling,omitempty"`
+	// SubscriptionsPerSession bounds the resources one client session
+	// may subscribe to. Default 100.
+	SubscriptionsPerSession int `json:"subscriptionsPerSession,omitempty"`
 	// InputWindow is how long a call whose upstream asked a 2026-07-28
 	// client for input (input_required) waits for the client's answer
 	// before it is cancelled upstream. Default 5m. Gateway-wide only:
@@ -205,6 +270,12 @@ type Tenant struct {
 	// ToolListing, when set, is how tools/list shows tools to this
 	// tenant, over the toolSearch section's choice.
 	ToolListing string `json:"toolListing,omitempty"`
+	// ClientFeatures, by server name, replace what the server's own
+	// clientFeatures grant when it serves this tenant's callers.
+	ClientFeatures map[string]*ClientFeatures `json:"clientFeatures,omitempty"`
+	// Pins, when set, is this tenant's pin policy for every server, over
+	// the servers' own when it is stricter (approve over block over warn).
+	Pins string `json:"pins,omitempty"`
 }
 
 // Tool listing modes: how tools/list shows a server's tools.

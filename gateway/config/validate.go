@@ -24,6 +24,11 @@ const (
 	DefaultTimeout        = Duration(30 * time.Second)
 	DefaultMaxConcurrency = 32
 	DefaultHealthInterval = Duration(30 * time.Second)
+	// The largest real servers list a few hundred tools in a few MB
+	// (ms-365: 344 tools, 3.6 MB); file servers list thousands of
+	// resources.
+	DefaultMaxListItems = 50000
+	DefaultMaxListBytes = 64 << 20
 )
 
 var (
@@ -289,6 +294,20 @@ func (v *checker) options(o *ServerOptions, p ...string) {
 	if o.MaxConcurrency < 0 {
 		v.errorf(at("maxConcurrency"), "use a positive number, or leave it out for the default of 32", "maxConcurrency is negative")
 	}
+	if o.MaxListItems < 0 {
+		v.errorf(at("maxListItems"), "use a positive number, or leave it out for the default of 50000", "maxListItems is negative")
+	}
+	if o.MaxListBytes < 0 {
+		v.errorf(at("maxListBytes"), "use a positive number of bytes, or leave it out for the default of 64 MiB", "maxListBytes is negative")
+	}
+	v.pins(o.Pins, at("pins"))
+}
+
+func (v *checker) pins(policy string, pos Pos) {
+	if policy != "" && policy != PinsWarn && policy != PinsBlock && policy != PinsApprove {
+		v.errorf(pos, `use "warn" (publish changes and log them), "block" (serve the pinned definition until approved) or "approve" (withhold changed tools until approved)`,
+			"pins %s is not warn, block or approve", v.src.shown(policy))
+	}
 }
 
 func (v *checker) tools(t *ToolPolicy, server, sep string, p []string) {
@@ -350,6 +369,10 @@ func (c *Config) ApplyDefaults() {
 		o.MaxConcurrency = cmp.Or(o.MaxConcurrency, d.MaxConcurrency, DefaultMaxConcurrency)
 		o.ProtocolVersion = cmp.Or(o.ProtocolVersion, d.ProtocolVersion)
 		o.HealthInterval = cmp.Or(o.HealthInterval, d.HealthInterval, DefaultHealthInterval)
+		o.ClientFeatures = o.ClientFeatures.Over(d.ClientFeatures)
+		o.MaxListItems = cmp.Or(o.MaxListItems, d.MaxListItems, DefaultMaxListItems)
+		o.MaxListBytes = cmp.Or(o.MaxListBytes, d.MaxListBytes, DefaultMaxListBytes)
+		o.Pins = cmp.Or(o.Pins, d.Pins, PinsWarn)
 	}
 }
 
@@ -363,6 +386,10 @@ func (v *checker) limits(l *Limits, at ...string) {
 		}
 	}
 	check(l.Calls, append(at, "calls")...)
+	check(l.Sampling, append(at, "sampling")...)
+	if l.SubscriptionsPerSession < 0 {
+		v.errorf(v.src.at(append(at, "subscriptionsPerSession")...), "use a positive number, or leave it out for 100", "subscriptionsPerSession is negative")
+	}
 	for name, r := range l.Tools {
 		check(r, append(at, "tools", name)...)
 	}
@@ -427,6 +454,12 @@ func (v *checker) tenants(c *Config) {
 		}
 		if t.Limits != nil {
 			v.limits(t.Limits, "tenants", name, "limits")
+		}
+		v.pins(t.Pins, v.src.at("tenants", name, "pins"))
+		for s := range t.ClientFeatures {
+			if _, ok := c.Servers[s]; !ok {
+				v.errorf(v.src.keyAt("tenants", name, "clientFeatures", s), "name a server of mcpServers", "tenant %s sets clientFeatures for %q, which is not configured", name, s)
+			}
 		}
 		for s, cr := range t.Credentials {
 			srv := c.Servers[s]
