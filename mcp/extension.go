@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -71,4 +72,21 @@ func (cs *ClientSession) Call(ctx context.Context, method string, params, result
 // as {}.
 func (r *Request) DecodeParams(v any) error {
 	return unmarshalParams(r.RawParams, v)
+}
+
+// Methods returns the request methods the server answers: the
+// protocol's and those added with HandleMethod, sorted. A gateway or an
+// authorization layer can check that it has decided about each one.
+func (s *Server) Methods() []string {
+	out := make([]string, 0, len(methods)+len(s.ext))
+	for m := range methods {
+		out = append(out, m)
+	}
+	s.extMu.RLock()
+	for m := range s.ext {
+		out = append(out, m)
+	}
+	s.extMu.RUnlock()
+	slices.Sort(out)
+	return out
 }

@@ -58,7 +58,13 @@ func (s *Server) listen(ctx context.Context, req *Request) (any, error) {
 	got.PromptsListChanged = want.PromptsListChanged && caps.Prompts != nil && caps.Prompts.ListChanged
 	got.ResourcesListChanged = want.ResourcesListChanged && caps.Resources != nil && caps.Resources.ListChanged
 	if caps.Resources != nil && caps.Resources.Subscribe {
-		got.ResourceSubscriptions = want.ResourceSubscriptions
+		// What the Filter hides is left out of the acknowledgement, as
+		// if unknown, like another caller's tasks below.
+		for _, uri := range want.ResourceSubscriptions {
+			if s.visible(ctx, KindResource, uri) && len(got.ResourceSubscriptions) < s.opts.MaxSubscriptions {
+				got.ResourceSubscriptions = append(got.ResourceSubscriptions, uri)
+			}
+		}
 	}
 	if len(want.TaskIDs) > 0 {
 		if _, ok := req.modern.caps.Extensions[ExtensionTasks]; !ok {

@@ -97,6 +97,24 @@ func (s *Server) AddPrompt(p *Prompt, h PromptHandler) error {
 	return nil
 }
 
+// UpdatePrompts removes the named prompts and adds others with handler h,
+// as one change: one list_changed, one rebuild of the registry, however
+// many prompts (see UpdateTools). An invalid prompt fails the whole
+// update, and nothing changes.
+func (s *Server) UpdatePrompts(remove []string, add []*Prompt, h PromptHandler) error {
+	sps := make([]*serverPrompt, 0, len(add))
+	for _, p := range add {
+		if p == nil || h == nil || p.Name == "" {
+			return errors.New("mcp: UpdatePrompts needs prompts with a name, and a handler")
+		}
+		sps = append(sps, &serverPrompt{prompt: p, handler: h})
+	}
+	if s.prompts.update(sps, remove) {
+		s.changed(notificationPromptsListChanged)
+	}
+	return nil
+}
+
 // RemovePrompts unregisters prompts by name.
 func (s *Server) RemovePrompts(names ...string) {
 	if s.prompts.update(nil, names) {

@@ -160,6 +160,49 @@ func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceHandler) err
 	return nil
 }
 
+// UpdateResources removes the resources with the URIs in remove and adds
+// others with handler h, as one change: one list_changed and one rebuild
+// of the registry, however many resources (adding thousands one by one
+// rebuilds it thousands of times). An invalid resource fails the whole
+// update, and nothing changes.
+func (s *Server) UpdateResources(remove []string, add []*Resource, h ResourceHandler) error {
+	srs := make([]*serverResource, 0, len(add))
+	for _, r := range add {
+		if r == nil || h == nil || r.URI == "" || r.Name == "" {
+			return errors.New("mcp: UpdateResources needs resources with a URI and a name, and a handler")
+		}
+		srs = append(srs, &serverResource{resource: r, handler: h})
+	}
+	if s.resources.update(srs, remove) {
+		s.changed(notificationResourcesListChanged)
+	}
+	return nil
+}
+
+// UpdateResourceTemplates is UpdateResources for templates. A template
+// that does not parse is skipped and reported in the error (joined with
+// the others); the rest are applied.
+func (s *Server) UpdateResourceTemplates(remove []string, add []*ResourceTemplate, h ResourceHandler) error {
+	sts := make([]*serverTemplate, 0, len(add))
+	var errs []error
+	for _, t := range add {
+		if t == nil || h == nil || t.URITemplate == "" || t.Name == "" {
+			errs = append(errs, errors.New("mcp: UpdateResourceTemplates needs templates with a URI template and a name, and a handler"))
+			continue
+		}
+		parsed, err := uritemplate.New(t.URITemplate)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("mcp: invalid URI template %q: %w", t.URITemplate, err))
+			continue
+		}
+		sts = append(sts, &serverTemplate{template: t, parsed: parsed, handler: h})
+	}
+	if s.templates.update(sts, remove) {
+		s.changed(notificationResourcesListChanged)
+	}
+	return errors.Join(errs...)
+}
+
 // RemoveResources unregisters resources by URI.
 func (s *Server) RemoveResources(uris ...string) {
 	if s.resources.update(nil, uris) {
@@ -279,7 +322,7 @@ func notFound(uri string) error {
 	return jsonrpc.Errorf(CodeResourceNotFound, "Resource not found: %s; call resources/list to see the available resources", truncateString(uri, 256)).WithData(map[string]string{"uri": uri})
 }
 
-func (s *Server) subscribe(_ context.Context, req *Request) (any, error) {
+func (s *Server) subscribe(ctx context.Context, req *Request) (any, error) {
 	var p ReadResourceParams
 	if err := unmarshalParams(req.RawParams, &p); err != nil {
 		return nil, err
@@ -287,11 +330,39 @@ func (s *Server) subscribe(_ context.Context, req *Request) (any, error) {
 	if p.URI == "" {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: uri is required")
 	}
+	if !s.visible(ctx, KindResource, p.URI) {
+		return nil, notFound(p.URI)
+	}
 	ss := req.Session
 	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if _, ok := ss.subs[p.URI]; !ok && len(ss.subs) >= s.opts.MaxSubscriptions {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: this session already holds %d resource subscriptions, the most allowed; unsubscribe from one (resources/unsubscribe) before subscribing to %q", s.opts.MaxSubscriptions, truncateString(p.URI, 128))
+	}
 	ss.subs[p.URI] = struct{}{}
-	ss.mu.Unlock()
 	return emptyResult{}, nil
+}
+
+// Subscribed reports whether any session or open listen request is
+// subscribed to uri: what a proxy subscribed upstream on its clients'
+// behalf can drop once nobody is.
+func (s *Server) Subscribed(uri string) bool {
+	for _, ss := range s.Sessions() {
+		ss.mu.Lock()
+		_, ok := ss.subs[uri]
+		ss.mu.Unlock()
+		if ok {
+			return true
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for l := range s.listeners {
+		if l.uris[uri] {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) unsubscribe(_ context.Context, req *Request) (any, error) {

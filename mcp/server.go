@@ -91,6 +91,11 @@ type ServerOptions struct {
 	// the server offers (see HandleMethod), each an object.
 	Experimental map[string]any
 
+	// MaxSubscriptions bounds the resources one session may subscribe to
+	// (resources/subscribe); past it a subscription is refused until the
+	// client unsubscribes from another. Zero means 1000.
+	MaxSubscriptions int
+
 	// Tasks configure tool calls run as tasks (tools with
 	// Execution.TaskSupport "optional" or "required").
 	Tasks TaskOptions
@@ -161,6 +166,9 @@ func NewServer(impl *Implementation, opts *ServerOptions) *Server {
 	}
 	if s.opts.MaxConcurrentRequests <= 0 {
 		s.opts.MaxConcurrentRequests = 256
+	}
+	if s.opts.MaxSubscriptions <= 0 {
+		s.opts.MaxSubscriptions = 1000
 	}
 	if s.opts.ClientRequestTimeout <= 0 {
 		s.opts.ClientRequestTimeout = 60 * time.Second
