@@ -30,6 +30,7 @@ type serveFlags struct {
 	maxMessageSize  int
 	shutdownTimeout time.Duration
 	sessionIdle     time.Duration
+	perCaller       int // --max-sessions-per-principal
 	auth            authFlags
 	config          string
 	addrSet         bool
@@ -70,6 +71,9 @@ Tasks are kept in a SQLite file, by default in your data directory
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.addrSet = cmd.Flags().Changed("addr")
+			if err := flagFromEnv(cmd, "max-sessions-per-principal", "MCPGATE_MAX_SESSIONS_PER_PRINCIPAL"); err != nil {
+				return err
+			}
 			if f.config != "" {
 				return serveGateway(cmd.Context(), f)
 			}
@@ -91,6 +95,7 @@ Tasks are kept in a SQLite file, by default in your data directory
 	fl.IntVar(&f.maxMessageSize, "max-message-size", 4<<20, "largest message accepted, in bytes")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long calls in progress may run on after a signal (or the end of input)")
 	fl.DurationVar(&f.sessionIdle, "session-idle-timeout", 30*time.Minute, "end HTTP sessions idle for this long")
+	fl.IntVar(&f.perCaller, "max-sessions-per-principal", 64, "most HTTP sessions one caller may hold (anonymous callers counted by IP address); past it the caller's oldest idle session is ended, or if all are busy the new one is refused with 429 (env MCPGATE_MAX_SESSIONS_PER_PRINCIPAL)")
 	f.auth.register(fl)
 	return cmd
 }
@@ -166,6 +171,7 @@ func serveHTTP(ctx context.Context, s *mcp.Server, f serveFlags, db string, gw *
 		LegacySSE:          f.legacySSE,
 		Logger:             slog.Default(),
 	}
+	opts.MaxSessionsPerPrincipal = f.perCaller
 	if authn != nil {
 		opts.Principal = authn.PrincipalID
 		opts.Authorize = authn.Authorize
@@ -208,6 +214,20 @@ func serveHTTP(ctx context.Context, s *mcp.Server, f serveFlags, db string, gw *
 	}
 	if herr != nil {
 		slog.Warn("mcpgate: shutdown", "error", herr)
+	}
+	return nil
+}
+
+// flagFromEnv gives flag name the value of the environment variable env
+// when the command line does not set it; a value the flag cannot take is
+// an error naming the variable.
+func flagFromEnv(cmd *cobra.Command, name, env string) error {
+	v := os.Getenv(env)
+	if v == "" || cmd.Flags().Changed(name) {
+		return nil
+	}
+	if err := cmd.Flags().Set(name, v); err != nil {
+		return fmt.Errorf("%s=%q: %w", env, v, err)
 	}
 	return nil
 }
