@@ -11,7 +11,9 @@ import (
 	"github.com/mcpgate/mcpgate/internal/sqlitefile"
 )
 
-// Audit is the log of tool calls kept in SQLite: who called which tool of
+// Audit is the log kept in SQLite of every request that reaches an
+// upstream (tool calls, prompts, resource reads, completions,
+// subscriptions) and of the gateway's security events: who asked what of
 // which upstream, when, how long it took and how it ended, with the
 // arguments sanitized as in the request log. Records older than the
 // retention are deleted. Writes are batched off the request path; when
@@ -29,16 +31,19 @@ type Audit struct {
 	dropped int
 }
 
-// AuditRecord is one tool call.
+// AuditRecord is one request, or one security event.
 type AuditRecord struct {
 	Time      time.Time
-	Principal string
-	Tool      string
+	Principal string // the caller ("apikey:alice"), "" for the local user
+	Tenant    string // the tenant it acted for
+	Method    string // the request's method, or an event's name
+	Tool      string // what the request named: a tool or prompt name, a URI
 	Upstream  string
-	Outcome   string // ok, tool_error, error
+	Outcome   string // ok, tool_error, error, input_required; or an event's verdict
 	Code      int64  // the JSON-RPC error code, for errors
 	Duration  time.Duration
 	Arguments string // sanitized JSON
+	Detail    string // what an event found (a definition's diff, a refusal's reason)
 }
 
 // OpenAudit opens (creating) the audit database at path. A zero
@@ -71,10 +76,51 @@ func OpenAudit(path string, retention time.Duration, logger *slog.Logger) (*Audi
 		db.Close()
 		return nil, fmt.Errorf("audit database %s: %w", path, err)
 	}
+	if err := migrateAudit(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("audit database %s: %w", path, err)
+	}
 	a := &Audit{db: db, path: abs, retention: retention, logger: logger, queue: make(chan AuditRecord, 4096), done: make(chan struct{})}
 	a.purge()
 	go a.run()
 	return a, nil
+}
+
+// auditColumns are the columns added since the first version of the
+// table (which logged tool calls only), with their defaults for old rows.
+var auditColumns = []struct{ name, decl string }{
+	{"method", "TEXT NOT NULL DEFAULT 'tools/call'"},
+	{"tenant", "TEXT NOT NULL DEFAULT ''"},
+	{"detail", "TEXT NOT NULL DEFAULT ''"},
+}
+
+// migrateAudit adds the columns an older database lacks.
+func migrateAudit(db *sql.DB) error {
+	rows, err := db.Query(`SELECT name FROM pragma_table_info('tool_calls')`)
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return err
+		}
+		have[n] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, c := range auditColumns {
+		if !have[c.name] {
+			if _, err := db.Exec(`ALTER TABLE tool_calls ADD COLUMN ` + c.name + ` ` + c.decl); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Record queues a record.
@@ -139,10 +185,14 @@ func (a *Audit) write(batch []AuditRecord) {
 		a.logger.Error("gateway: audit log write failed", "error", err, "records", len(batch))
 		return
 	}
-	stmt, err := tx.Prepare(`INSERT INTO tool_calls (at_ms, principal, tool, upstream, outcome, code, duration_us, arguments) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+	stmt, err := tx.Prepare(`INSERT INTO tool_calls (at_ms, principal, tenant, method, tool, upstream, outcome, code, duration_us, arguments, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err == nil {
 		for _, r := range batch {
-			if _, err = stmt.Exec(r.Time.UnixMilli(), r.Principal, r.Tool, r.Upstream, r.Outcome, r.Code, r.Duration.Microseconds(), r.Arguments); err != nil {
+			method := r.Method
+			if method == "" {
+				method = "tools/call"
+			}
+			if _, err = stmt.Exec(r.Time.UnixMilli(), r.Principal, r.Tenant, method, r.Tool, r.Upstream, r.Outcome, r.Code, r.Duration.Microseconds(), r.Arguments, r.Detail); err != nil {
 				break
 			}
 		}
@@ -175,7 +225,7 @@ func (a *Audit) purge() {
 // Query returns the records of the last since, newest first, at most
 // limit: for tests and tools that read the log.
 func (a *Audit) Query(ctx context.Context, since time.Duration, limit int) ([]AuditRecord, error) {
-	rows, err := a.db.QueryContext(ctx, `SELECT at_ms, principal, tool, upstream, outcome, code, duration_us, arguments FROM tool_calls WHERE at_ms >= ? ORDER BY at_ms DESC, id DESC LIMIT ?`,
+	rows, err := a.db.QueryContext(ctx, `SELECT at_ms, principal, tenant, method, tool, upstream, outcome, code, duration_us, arguments, detail FROM tool_calls WHERE at_ms >= ? ORDER BY at_ms DESC, id DESC LIMIT ?`,
 		time.Now().Add(-since).UnixMilli(), limit)
 	if err != nil {
 		return nil, err
@@ -185,7 +235,7 @@ func (a *Audit) Query(ctx context.Context, since time.Duration, limit int) ([]Au
 	for rows.Next() {
 		var r AuditRecord
 		var at, dur int64
-		if err := rows.Scan(&at, &r.Principal, &r.Tool, &r.Upstream, &r.Outcome, &r.Code, &dur, &r.Arguments); err != nil {
+		if err := rows.Scan(&at, &r.Principal, &r.Tenant, &r.Method, &r.Tool, &r.Upstream, &r.Outcome, &r.Code, &dur, &r.Arguments, &r.Detail); err != nil {
 			return nil, err
 		}
 		r.Time, r.Duration = time.UnixMilli(at), time.Duration(dur)*time.Microsecond

@@ -31,8 +31,9 @@ type lastCall struct {
 // callerKey names a caller: their principal, or for anonymous callers
 // their session.
 func callerKey(ctx context.Context, req *mcp.Request) string {
-	if p := mcp.PrincipalFrom(ctx); p != "" {
-		return "p:" + p
+	if p := displayPrincipal(ctx); p != "" {
+		tn, _ := TenantFrom(ctx)
+		return "p:" + p + "\x00" + tn
 	}
 	return fmt.Sprintf("s:%p", req.Session)
 }
@@ -83,8 +84,8 @@ func (g *Gateway) learnFromAudit(ctx context.Context) {
 	}
 	var t coCallTracker
 	for _, r := range slices.Backward(recs) { // oldest first
-		if r.Outcome == "ok" && r.Upstream != "" && r.Principal != "" {
-			t.called(g.search, "p:"+r.Principal, r.Tool, r.Time)
+		if r.Method == "tools/call" && r.Outcome == "ok" && r.Upstream != "" && r.Principal != "" {
+			t.called(g.search, "p:"+r.Principal+"\x00"+r.Tenant, r.Tool, r.Time)
 		}
 	}
 }

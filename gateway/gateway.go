@@ -84,7 +84,12 @@ type Gateway struct {
 	relays     *relays
 	search     *toolsearch.Index
 	validators validators // call_tool's schemas
-	coCalls    coCallTracker
+	// sessionTenants: the tenant of each downstream session.
+	sessionTenants sessionTenants
+	coCalls        coCallTracker
+	prune          chan struct{} // asks the pruner of upstream subscriptions to run
+	// maxSubscriptions bounds one session's resource subscriptions.
+	maxSubscriptions int
 	// fileLimits: the limits come from the file, so a reload changes them.
 	fileLimits bool
 
@@ -107,6 +112,7 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 	g := &Gateway{
 		cfg: cfg, logger: opts.Logger, version: opts.Version, sep: cfg.Separator,
 		upstreams: map[string]*upstream{}, tenantUps: map[string]*upstream{}, toolOwner: map[string]*upstream{}, promptOwner: map[string]*upstream{},
+		prune: make(chan struct{}, 1),
 	}
 	if g.logger == nil {
 		g.logger = slog.Default()
@@ -123,6 +129,11 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 	so.CompletionHandler = g.complete
 	so.ResourceFallback = g.readResource
 	so.Filter = g.visible
+	so.SessionClosedHandler = g.sessionClosed
+	if so.MaxSubscriptions == 0 {
+		so.MaxSubscriptions = cmp.Or(cfg.Limits.SubscriptionsPerSession, DefaultSubscriptionsPerSession)
+	}
+	g.maxSubscriptions = so.MaxSubscriptions
 	so.Experimental = map[string]any{ExtensionToolSearch: map[string]any{"methods": []string{MethodDiscover, MethodGetSchema, MethodGetFullSchema}}}
 	g.search = toolsearch.New(&toolsearch.Options{Embedder: opts.Embedder})
 	if len(cfg.Tenants) > 0 && so.CacheScope == "" {
@@ -142,7 +153,7 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 	}
 	g.relays = newRelays(cmp.Or(opts.InputWindow, time.Duration(cfg.Limits.InputWindow)), opts.Server.StateTTL, g.logger)
 	g.tokenStore = opts.TokenStore
-	so.Middleware = append([]mcp.Middleware{g.requestLog, g.limiter.middleware, g.listMiddleware, g.subscribeMiddleware}, so.Middleware...)
+	so.Middleware = append([]mcp.Middleware{g.policy, g.listMiddleware, g.subscribeMiddleware}, so.Middleware...)
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "mcpgate", Version: g.version}, &so)
 	if err := g.setupSearch(); err != nil {
 		return nil, err
@@ -190,6 +201,11 @@ func (g *Gateway) Server() *mcp.Server { return g.server }
 // appear as it becomes ready. Start returns at once.
 func (g *Gateway) Start(ctx context.Context) {
 	ctx, g.cancel = context.WithCancel(ctx)
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		g.pruneLoop(ctx)
+	}()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.ctx = ctx
@@ -262,27 +278,13 @@ func (g *Gateway) owner(tool string) *upstream {
 	return g.toolOwner[tool]
 }
 
-// route finds the upstream, upstream name and upstream task support of
-// a published tool.
-func (g *Gateway) route(pub string) (u *upstream, orig, tasks string, ok bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	u = g.toolOwner[pub]
-	if u == nil || u.catalog == nil {
-		return nil, "", "", false
-	}
-	orig, ok = u.catalog.tools[pub]
-	return u, orig, u.catalog.tasks[pub], ok
-}
-
 func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	u, orig, tasks, ok := g.route(req.Params.Name)
-	if !ok {
+	rt := routeFor(ctx, mcp.KindTool, req.Params.Name)
+	if rt == nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: unknown tool %q; call tools/list to see the available tools", req.Params.Name)
 	}
-	server := u.cfg.Name
-	u = g.forTenant(ctx, u)
-	p := &mcp.CallToolParams{Name: orig, Arguments: req.Params.Arguments}
+	tasks := rt.tasks
+	p := &mcp.CallToolParams{Name: rt.orig, Arguments: req.Params.Arguments}
 	run := func(ctx context.Context, cs *mcp.ClientSession) (*mcp.CallToolResult, error) {
 		return cs.CallToolParams(ctx, p)
 	}
@@ -310,11 +312,11 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 			return res, err
 		}
 	}
-	res, err := viaUpstream(g, ctx, u, server, req.Request, req.Params.Name, req.Params.Arguments, run)
+	res, err := viaUpstream(g, ctx, rt, req.Request, req.Params.Arguments, run)
 	if err != nil {
 		return nil, err
 	}
-	rewriteContent(server, res.Content)
+	rewriteContent(rt.server, res.Content)
 	res.Meta = ownMeta(res.Meta)
 	return res, nil
 }
@@ -352,63 +354,43 @@ func rewriteContent(server string, content []mcp.Content) {
 }
 
 func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	g.mu.Lock()
-	u := g.promptOwner[req.Params.Name]
-	var orig string
-	if u != nil && u.catalog != nil {
-		orig = u.catalog.prompts[req.Params.Name]
-	}
-	g.mu.Unlock()
-	if orig == "" {
+	rt := routeFor(ctx, mcp.KindPrompt, req.Params.Name)
+	if rt == nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: unknown prompt %q; call prompts/list to see the available prompts", req.Params.Name)
 	}
-	server := u.cfg.Name
-	u = g.forTenant(ctx, u)
 	args, err := json.Marshal(req.Params.Arguments) // maps marshal sorted: one digest per argument set
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %v", err)
 	}
-	res, err := viaUpstream(g, ctx, u, server, req.Request, req.Params.Name, args, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
-		return cs.GetPrompt(ctx, orig, req.Params.Arguments)
+	res, err := viaUpstream(g, ctx, rt, req.Request, args, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
+		return cs.GetPrompt(ctx, rt.orig, req.Params.Arguments)
 	})
 	if err != nil {
 		return nil, err
 	}
 	for _, m := range res.Messages {
 		if m != nil && m.Content != nil {
-			rewriteContent(u.cfg.Name, []mcp.Content{m.Content})
+			rewriteContent(rt.server, []mcp.Content{m.Content})
 		}
 	}
 	res.Meta = ownMeta(res.Meta)
 	return res, nil
 }
 
-func (g *Gateway) upstreamByURI(uri string) (*upstream, string) {
-	server, orig, ok := splitURI(uri)
-	if !ok {
-		return nil, ""
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.upstreams[server], orig
-}
-
 func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	u, orig := g.upstreamByURI(req.Params.URI)
-	if u == nil {
+	rt := routeFor(ctx, mcp.KindResource, req.Params.URI)
+	if rt == nil {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
-	server := u.cfg.Name
-	u = g.forTenant(ctx, u)
-	res, err := viaUpstream(g, ctx, u, server, req.Request, req.Params.URI, nil, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
-		return cs.ReadResource(ctx, orig)
+	res, err := viaUpstream(g, ctx, rt, req.Request, nil, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
+		return cs.ReadResource(ctx, rt.orig)
 	})
 	if err != nil {
 		return nil, err
 	}
 	for _, c := range res.Contents {
 		if c != nil && c.URI != "" {
-			c.URI = publishURI(u.cfg.Name, c.URI)
+			c.URI = publishURI(rt.server, c.URI)
 		}
 	}
 	res.Meta = ownMeta(res.Meta)
@@ -417,16 +399,16 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 
 // viaUpstream runs a tools/call, prompts/get or resources/read upstream:
 // through a relay for a 2026-07-28 client, so that what the upstream
-// asks in the middle reaches the client as input_required (target and
-// args, encoded, are what a retry must repeat); in the request itself
-// for a legacy one, whose client is asked directly. Progress goes back
-// either way.
-func viaUpstream[T any](g *Gateway, ctx context.Context, u *upstream, server string, r *mcp.Request, target string, args []byte, run func(context.Context, *mcp.ClientSession) (*T, error)) (*T, error) {
+// asks in the middle reaches the client as input_required (the route's
+// target and args, encoded, are what a retry must repeat); in the
+// request itself for a legacy one, whose client is asked directly.
+// Progress goes back either way.
+func viaUpstream[T any](g *Gateway, ctx context.Context, rt *route, r *mcp.Request, args []byte, run func(context.Context, *mcp.ClientSession) (*T, error)) (*T, error) {
 	if r.ProtocolVersion() == mcp.ModernVersion {
-		return relayModern(g, ctx, u, server, r, target, args, run)
+		return relayModern(g, ctx, rt, r, args, run)
 	}
 	var res *T
-	err := u.do(ctx, r, func(ctx context.Context, cs *mcp.ClientSession) error {
+	err := rt.do(ctx, r, func(ctx context.Context, cs *mcp.ClientSession) error {
 		ctx = mcp.WithProgress(ctx, func(p *mcp.ProgressNotificationParams) {
 			r.NotifyProgress(p.Progress, p.Total, p.Message)
 		})
@@ -443,27 +425,26 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	if ref == nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: ref is required")
 	}
+	var rt *route
+	switch ref.Type {
+	case "ref/prompt":
+		rt = routeFor(ctx, mcp.KindPrompt, ref.Name)
+	case "ref/resource":
+		rt = routeFor(ctx, mcp.KindResourceTemplate, ref.URI)
+	}
+	if rt == nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %s %q is not known to this gateway", ref.Type, ref.Name+ref.URI)
+	}
 	p := *req.Params
 	r := *ref
 	p.Ref = &r
-	var u *upstream
-	switch ref.Type {
-	case "ref/prompt":
-		g.mu.Lock()
-		u = g.promptOwner[ref.Name]
-		if u != nil && u.catalog != nil {
-			r.Name = u.catalog.prompts[ref.Name]
-		}
-		g.mu.Unlock()
-	case "ref/resource":
-		u, r.URI = g.upstreamByURI(ref.URI)
+	if ref.Type == "ref/prompt" {
+		r.Name = rt.orig
+	} else {
+		r.URI = rt.orig
 	}
-	if u == nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %s %q is not known to this gateway", ref.Type, ref.Name+ref.URI)
-	}
-	u = g.forTenant(ctx, u)
 	var res *mcp.CompleteResult
-	err := u.do(ctx, req.Request, func(ctx context.Context, cs *mcp.ClientSession) error {
+	err := rt.do(ctx, req.Request, func(ctx context.Context, cs *mcp.ClientSession) error {
 		var err error
 		res, err = cs.Complete(ctx, &p)
 		if errors.Is(err, mcp.ErrNotSupported) {
@@ -472,5 +453,8 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 		}
 		return err
 	})
+	if res != nil {
+		res.Meta = ownMeta(res.Meta)
+	}
 	return res, err
 }

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"math"
 	"reflect"
 	"sync"
@@ -11,8 +10,11 @@ import (
 
 	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/jsonrpc"
-	"github.com/mcpgate/mcpgate/mcp"
 )
+
+// DefaultSubscriptionsPerSession bounds the resources one client session
+// may subscribe to through the gateway, where the configuration does not.
+const DefaultSubscriptionsPerSession = 100
 
 // Limit is a token bucket: Rate calls a second on average, up to Burst
 // at once. A zero Rate means no limit.
@@ -109,38 +111,12 @@ func newLimiter(l Limits) *limiter {
 	return &limiter{limits: l, buckets: map[string]*bucket{}, swept: time.Now()}
 }
 
-// middleware refuses a tools/call over a limit with CodeRateLimited and
-// the delay after which it would pass (data.retryAfterMs; HTTP adds
-// Retry-After), before it reaches any upstream.
-func (l *limiter) middleware(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, req *mcp.Request) (any, error) {
-		if req.Method != "tools/call" {
-			return next(ctx, req)
-		}
-		tenant, _ := TenantFrom(ctx)
-		who := tenant + "\x00" + mcp.PrincipalFrom(ctx)
-		tool := toolName(ctx, req)
-		release, err := l.admit(tenant, who, tool)
-		if err != nil {
-			return nil, err
-		}
-		defer release()
-		return next(ctx, req)
-	}
-}
-
-// toolCallKey: the request log has read the tool a tools/call calls.
-type toolCallKey struct{}
-
-// toolName is the tool a tools/call calls (see calledTool).
-func toolName(ctx context.Context, req *mcp.Request) string {
-	if name, ok := ctx.Value(toolCallKey{}).(string); ok {
-		return name
-	}
-	call, _ := calledTool(req.RawParams)
-	return call.Name
-}
-
+// admit counts one request of who (tenant and principal) that reaches
+// upstreams, and one call of tool where it has a limit of its own. Over
+// a limit it returns CodeRateLimited with the delay after which the
+// request would pass (data.retryAfterMs; HTTP adds Retry-After), before
+// anything reaches an upstream; otherwise a release for when the request
+// ends.
 func (l *limiter) admit(tenant, who, tool string) (func(), error) {
 	now := time.Now()
 	l.mu.Lock()
@@ -182,7 +158,7 @@ func (l *limiter) admit(tenant, who, tool string) (func(), error) {
 			r.CancelAt(now)
 		}
 		ms := int64(math.Ceil(float64(wait) / float64(time.Millisecond)))
-		return nil, jsonrpc.Errorf(CodeRateLimited, "Rate limit exceeded: too many calls%s; retry in %d ms", forTool(tool, limits.Tools), ms).
+		return nil, jsonrpc.Errorf(CodeRateLimited, "Rate limit exceeded: too many requests%s; retry in %d ms", forTool(tool, limits.Tools), ms).
 			WithData(map[string]any{"retryAfterMs": ms})
 	}
 	if n := limits.Concurrent; n > 0 {
@@ -190,7 +166,7 @@ func (l *limiter) admit(tenant, who, tool string) (func(), error) {
 			for _, r := range reserved {
 				r.CancelAt(now)
 			}
-			return nil, jsonrpc.Errorf(CodeRateLimited, "Rate limit exceeded: %d calls already in flight, the most allowed; retry when one ends", n).
+			return nil, jsonrpc.Errorf(CodeRateLimited, "Rate limit exceeded: %d requests already in flight, the most allowed; retry when one ends", n).
 				WithData(map[string]any{"retryAfterMs": 100})
 		}
 		caller.inflight++

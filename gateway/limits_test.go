@@ -120,10 +120,15 @@ func TestGatewayOpsHandler(t *testing.T) {
 	waitUntil(t, func() bool { return len(toolNames(t, cs)) > 0 }, "alpha's tools")
 	callText(t, cs, "alpha_echo", map[string]string{"text": "x"})
 	cs.CallTool(context.Background(), "no_such_tool", nil)
-	ops := httptest.NewServer(g.OpsHandler(reg))
+	const admin = "ops-test-admin-token"
+	ops := httptest.NewServer(g.OpsHandler(reg, &OpsOptions{AdminToken: admin}))
 	defer ops.Close()
-	get := func(path string) (int, string) {
-		resp, err := http.Get(ops.URL + path)
+	getAs := func(path, token string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, ops.URL+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,6 +136,7 @@ func TestGatewayOpsHandler(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
+	get := func(path string) (int, string) { return getAs(path, "") }
 	_, m := get("/metrics")
 	for _, want := range []string{
 		`mcpgate_requests_total{method="tools/call",outcome="ok",tool="alpha_echo",upstream="alpha"} 1`,
@@ -146,8 +152,23 @@ func TestGatewayOpsHandler(t *testing.T) {
 	if code, _ := get("/healthz"); code != 200 {
 		t.Errorf("healthz %d", code)
 	}
-	if code, body := get("/readyz"); code != 503 || !strings.Contains(body, `"broken"`) {
-		t.Errorf("readyz %d %s", code, body)
+	// Anyone may ask whether the gateway is ready; only the admin learns
+	// which upstream is not, and why.
+	for _, tt := range []struct {
+		path, token string
+		code        int
+		details     bool
+	}{
+		{"/readyz", "", 503, false},
+		{"/readyz", admin, 503, false},
+		{"/readyz?verbose=1", "", 401, false},
+		{"/readyz?verbose=1", admin + "x", 401, false},
+		{"/readyz?verbose=1", admin, 503, true},
+	} {
+		code, body := getAs(tt.path, tt.token)
+		if code != tt.code || strings.Contains(body, `"broken"`) != tt.details || strings.Contains(body, "nonexistent") != tt.details {
+			t.Errorf("%s (token %q): %d %s; want %d, details %v", tt.path, tt.token, code, body, tt.code, tt.details)
+		}
 	}
 }
 
@@ -193,5 +214,53 @@ func TestGatewayAuditLog(t *testing.T) {
 	}
 	if r := recs[0]; r.Tool != "alpha_nope" || r.Outcome != "error" || r.Code != jsonrpc.CodeInvalidParams {
 		t.Errorf("record %+v", r)
+	}
+}
+
+// Every request that reaches an upstream counts against the caller's
+// limit, not only tools/call: reads, prompts, completions,
+// subscriptions and calls through the meta-tools draw from one bucket.
+func TestGatewayLimitsCountEveryForwardedMethod(t *testing.T) {
+	var logs logBuffer
+	cfg := &config.Config{Servers: map[string]*config.Server{"alpha": httpServer(t, "alpha")}, ToolSearch: config.ToolSearch{Listing: config.ListingSearch}}
+	g := runConfigured(t, cfg, &Options{Logger: logs.logger(), Limits: Limits{Calls: Limit{Rate: 0.001, Burst: 3}}})
+	waitState(t, g, StateReady)
+	h := mcphttp.NewHandler(g.Server(), &mcphttp.Options{Principal: func(r *http.Request) string { return r.Header.Get("X-User") }})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	ctx := context.Background()
+	for name, do := range map[string]func(cs *mcp.ClientSession) error{
+		"resources/read": func(cs *mcp.ClientSession) error { _, err := cs.ReadResource(ctx, "alpha+mem://a"); return err },
+		"prompts/get": func(cs *mcp.ClientSession) error {
+			_, err := cs.GetPrompt(ctx, "alpha_greet", map[string]string{"who": "x"})
+			return err
+		},
+		"completion/complete": func(cs *mcp.ClientSession) error {
+			_, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "alpha_greet"}, Argument: mcp.CompleteArgument{Name: "who", Value: "x"}})
+			return err
+		},
+		"resources/subscribe": func(cs *mcp.ClientSession) error { return cs.Subscribe(ctx, "alpha+mem://a") },
+		"call_tool": func(cs *mcp.ClientSession) error {
+			_, err := cs.CallTool(ctx, MetaCallTool, map[string]any{"name": "alpha_echo", "arguments": map[string]string{"text": "x"}})
+			return err
+		},
+		"tools/call": func(cs *mcp.ClientSession) error {
+			_, err := cs.CallTool(ctx, "alpha_echo", map[string]string{"text": "x"})
+			return err
+		},
+	} {
+		cs, err := mcp.NewClient(nil, &mcp.ClientOptions{ProtocolVersion: "2025-11-25"}).Connect(ctx, &mcphttp.ClientTransport{Endpoint: srv.URL + "/mcp", Header: http.Header{"X-User": {name}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		for i := range 3 {
+			if err := do(cs); err != nil {
+				t.Fatalf("%s, request %d of the burst: %v", name, i+1, err)
+			}
+		}
+		if err := do(cs); rpcCode(err) != CodeRateLimited {
+			t.Errorf("%s past the caller's burst: %v, want %d", name, err, CodeRateLimited)
+		}
 	}
 }

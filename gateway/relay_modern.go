@@ -111,17 +111,17 @@ func argsDigest(args []byte) [32]byte { return sha256.Sum256(args) }
 
 // relayModern serves a request of a 2026-07-28 client that its upstream
 // may answer by asking for input: a first request starts the upstream
-// call (run), a retry with a relay state resumes one. target and args
-// are what a retry must repeat.
-func relayModern[T any](g *Gateway, ctx context.Context, u *upstream, server string, r *mcp.Request, target string, args []byte, run func(context.Context, *mcp.ClientSession) (*T, error)) (*T, error) {
+// call (run), a retry with a relay state resumes one. The route's target
+// and args are what a retry must repeat.
+func relayModern[T any](g *Gateway, ctx context.Context, rt *route, r *mcp.Request, args []byte, run func(context.Context, *mcp.ClientSession) (*T, error)) (*T, error) {
 	var c *relayCall
 	if id, round, ok := parseRelayState(r.State()); ok {
 		var err error
-		if c, err = g.relays.resume(ctx, r, target, args, id, round); err != nil {
+		if c, err = g.relays.resume(ctx, r, rt.name, args, id, round); err != nil {
 			return nil, err
 		}
 	} else {
-		c = g.relays.start(ctx, u, server, r, target, args, func(ctx context.Context, cs *mcp.ClientSession) (any, error) {
+		c = g.relays.start(ctx, rt, r, args, func(ctx context.Context, cs *mcp.ClientSession) (any, error) {
 			return run(ctx, cs)
 		})
 	}
@@ -131,19 +131,19 @@ func relayModern[T any](g *Gateway, ctx context.Context, u *upstream, server str
 	}
 	res, ok := v.(*T)
 	if !ok || res == nil {
-		return nil, jsonrpc.Errorf(CodeUpstreamFailed, "mcpgate: upstream %q returned no result", server)
+		return nil, jsonrpc.Errorf(CodeUpstreamFailed, "mcpgate: upstream %q returned no result", rt.server)
 	}
 	return res, nil
 }
 
 // start runs the upstream call under a context of its own, which the
 // downstream request's end does not cancel: the call may outlive it.
-func (rs *relays) start(ctx context.Context, u *upstream, server string, r *mcp.Request, target string, args []byte, run func(context.Context, *mcp.ClientSession) (any, error)) *relayCall {
+func (rs *relays) start(ctx context.Context, rt *route, r *mcp.Request, args []byte, run func(context.Context, *mcp.ClientSession) (any, error)) *relayCall {
 	var id [18]byte
 	rand.Read(id[:])
 	c := &relayCall{
 		rs: rs, id: base64.RawURLEncoding.EncodeToString(id[:]), caller: callerOf(ctx),
-		method: r.Method, target: target, args: argsDigest(args), server: server, first: r,
+		method: r.Method, target: rt.name, args: argsDigest(args), server: rt.server, first: r,
 		events: make(chan relayEvent), gone: make(chan struct{}), clock: &callClock{}, cur: r,
 	}
 	upCtx, cancel := context.WithCancelCause(context.WithValue(context.WithoutCancel(ctx), clockKey{}, c.clock))
@@ -154,7 +154,7 @@ func (rs *relays) start(ctx context.Context, u *upstream, server string, r *mcp.
 	go func() {
 		defer cancel(nil)
 		var res any
-		err := u.do(upCtx, c.first, func(ctx context.Context, cs *mcp.ClientSession) error {
+		err := rt.do(upCtx, c.first, func(ctx context.Context, cs *mcp.ClientSession) error {
 			ctx = mcp.WithProgress(ctx, func(p *mcp.ProgressNotificationParams) {
 				if r := c.current(); r != nil {
 					r.NotifyProgress(p.Progress, p.Total, p.Message)

@@ -3,10 +3,12 @@ package gateway
 import (
 	"context"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
@@ -83,4 +85,52 @@ func tail(s string, n int) string {
 		return s
 	}
 	return s[len(s)-n:]
+}
+
+// An upstream subscription lasts while some client holds it: the
+// gateway unsubscribes upstream once the last holder unsubscribes or its
+// session ends, and subscribes again when someone asks again. One
+// session's subscriptions are bounded.
+func TestGatewayUpstreamSubscriptionsPruned(t *testing.T) {
+	var logs logBuffer
+	rec := newMethodRecorder(t, "alpha", "")
+	cfg := &config.Config{Servers: map[string]*config.Server{"alpha": {Name: "alpha", URL: rec.srv.URL + "/mcp", ServerOptions: config.ServerOptions{ProtocolVersion: "2025-11-25"}}}, Limits: config.Limits{SubscriptionsPerSession: 3}}
+	g := runConfigured(t, cfg, &Options{Logger: logs.logger()})
+	waitState(t, g, StateReady)
+	ctx := context.Background()
+	a := connectTo(t, g.Server(), &mcp.ClientOptions{ProtocolVersion: "2025-11-25"})
+	b := connectTo(t, g.Server(), &mcp.ClientOptions{ProtocolVersion: "2025-11-25"})
+	for _, cs := range []*mcp.ClientSession{a, b} {
+		if err := cs.Subscribe(ctx, "alpha+mem://a"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := rec.count("resources/subscribe"); n != 1 {
+		t.Fatalf("%d subscriptions upstream for two holders, want 1", n)
+	}
+	if err := a.Unsubscribe(ctx, "alpha+mem://a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Ping(ctx); err != nil { // the pruner has had its turn
+		t.Fatal(err)
+	}
+	if n := rec.count("resources/unsubscribe"); n != 0 {
+		t.Errorf("unsubscribed upstream while b still holds it (%d)", n)
+	}
+	b.Close()
+	waitUntil(t, func() bool { return rec.count("resources/unsubscribe") == 1 }, "the upstream unsubscription after the last holder's session ended")
+	if err := a.Subscribe(ctx, "alpha+mem://a"); err != nil {
+		t.Fatal(err)
+	}
+	if n := rec.count("resources/subscribe"); n != 2 {
+		t.Errorf("%d subscriptions upstream after a new holder came, want 2", n)
+	}
+	for _, uri := range []string{"alpha+mem://b", "alpha+mem://c"} {
+		if err := a.Subscribe(ctx, uri); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Subscribe(ctx, "alpha+mem://d"); err == nil || !strings.Contains(err.Error(), "already holds 3 resource subscriptions") {
+		t.Errorf("a fourth subscription of one session: %v", err)
+	}
 }

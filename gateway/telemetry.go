@@ -1,105 +1,15 @@
 package gateway
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
-
-// requestLog emits one structured event per request: method, id, tool
-// and upstream, principal, duration and outcome, with the arguments of a
-// tool call sanitized (secret-looking members redacted, long values cut).
-func (g *Gateway) requestLog(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, req *mcp.Request) (any, error) {
-		t0 := time.Now()
-		// The params of a tool call are decoded once, for the limiter,
-		// the log and the audit record alike; sanitized only for those
-		// that keep them.
-		var call toolCall
-		var via bool
-		if req.Method == "tools/call" {
-			call, via = calledTool(req.RawParams)
-			ctx = context.WithValue(ctx, toolCallKey{}, call.Name)
-		}
-		res, err := next(ctx, req)
-		if req.IsNotification() {
-			return res, err
-		}
-		took := time.Since(t0)
-		principal := mcp.PrincipalFrom(ctx)
-		logging := g.logger.Enabled(ctx, slog.LevelInfo)
-		var attrs []slog.Attr
-		if logging {
-			attrs = []slog.Attr{
-				slog.String("method", req.Method),
-				slog.String("id", req.ID.String()),
-				slog.String("principal", principal),
-				slog.String("protocol", req.ProtocolVersion()),
-				slog.Duration("duration", took),
-			}
-		}
-		var args any
-		tool, upstream := "", ""
-		if req.Method == "tools/call" {
-			if logging || g.audit != nil {
-				args = sanitize(json.RawMessage(call.Arguments))
-			}
-			tool = "unknown" // a bounded label for names we do not publish
-			if u := g.owner(call.Name); u != nil {
-				tool, upstream = call.Name, u.cfg.Name
-			}
-			if logging {
-				if via {
-					attrs = append(attrs, slog.String("via", MetaCallTool))
-				}
-				attrs = append(attrs, slog.String("tool", call.Name), slog.Any("arguments", args))
-				if upstream != "" {
-					attrs = append(attrs, slog.String("upstream", upstream))
-				}
-			}
-		}
-		oc := outcome(res, err)
-		if req.NeedsInput() {
-			// A round of a call, not a failure: the client answers and
-			// calls again.
-			oc = []slog.Attr{slog.String("outcome", "input_required")}
-		}
-		attrs = append(attrs, oc...)
-		var rpcErr *jsonrpc.Error
-		errors.As(err, &rpcErr)
-		g.metrics.observe(req.Method, tool, upstream, oc[0].Value.String(), took)
-		if g.metrics != nil && rpcErr != nil && rpcErr.Code == CodeRateLimited {
-			g.metrics.rateLimited.WithLabelValues(tool).Inc()
-		}
-		if g.audit != nil && req.Method == "tools/call" {
-			rec := AuditRecord{Time: t0, Principal: principal, Tool: call.Name, Upstream: upstream,
-				Outcome: oc[0].Value.String(), Duration: took}
-			if args != nil {
-				if b, err := json.Marshal(args); err == nil {
-					rec.Arguments = string(b)
-				}
-			}
-			if rpcErr != nil {
-				rec.Code = rpcErr.Code
-			}
-			g.audit.Record(rec)
-		}
-		if upstream != "" && err == nil && oc[0].Value.String() == "ok" {
-			g.coCalls.called(g.search, callerKey(ctx, req), call.Name, t0)
-		}
-		if logging {
-			g.logger.LogAttrs(ctx, slog.LevelInfo, "gateway: request", attrs...)
-		}
-		return res, err
-	}
-}
 
 func outcome(res any, err error) []slog.Attr {
 	var e *jsonrpc.Error

@@ -2,10 +2,12 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mcpgate/mcpgate/auth"
 	"github.com/mcpgate/mcpgate/gateway/config"
@@ -102,13 +104,92 @@ func (g *Gateway) TenantMiddleware(next http.Handler) http.Handler {
 
 // PrincipalWithTenant is mcphttp's Options.Principal for a gateway with
 // tenants: sessions, tasks and request states are bound to the principal
-// and the tenant it acts for.
+// and the tenant it acts for, as one key that cannot be forged by a
+// name: a JSON array of the principal's method, issuer (OAuth), subject
+// and the tenant, so that a user called "alice#globex" is never alice
+// acting for globex. An anonymous caller of no tenant is "".
 func PrincipalWithTenant(r *http.Request) string {
-	id := auth.FromContext(r.Context()).ID()
-	if tn, ok := TenantFrom(r.Context()); ok && tn != "" {
-		return id + "#" + tn
+	tn, _ := TenantFrom(r.Context())
+	return callerKeyOf(auth.FromContext(r.Context()), tn)
+}
+
+func callerKeyOf(p *auth.Principal, tenant string) string {
+	if p == nil && tenant == "" {
+		return ""
 	}
-	return id
+	var k [4]string
+	if p != nil {
+		iss, _ := claimString(p, "iss")
+		k = [4]string{p.Method, iss, p.Subject, tenant}
+	}
+	k[3] = tenant
+	b, _ := json.Marshal(k)
+	return string(b)
+}
+
+// displayPrincipal names the caller in logs and audit records: the
+// authenticated principal ("apikey:alice"), or the key the transport
+// bound the session to.
+func displayPrincipal(ctx context.Context) string {
+	if p := auth.FromContext(ctx); p != nil {
+		return p.ID()
+	}
+	return mcp.PrincipalFrom(ctx)
+}
+
+// sessionTenants remembers the tenant each downstream session acts for,
+// from its requests (a session is bound to one tenant), so that what an
+// upstream sends outside any call goes only to sessions that can see it.
+type sessionTenants struct {
+	mu sync.Mutex
+	m  map[*mcp.ServerSession]string
+}
+
+// noteSession records the tenant of the request's session.
+func (g *Gateway) noteSession(ctx context.Context, req *mcp.Request) {
+	if req.Session == nil {
+		return
+	}
+	tn, _ := TenantFrom(ctx)
+	st := &g.sessionTenants
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if _, seen := st.m[req.Session]; seen {
+		return
+	}
+	select {
+	case <-req.Session.Done():
+		return // closed already: sessionClosed has been and gone
+	default:
+	}
+	if st.m == nil {
+		st.m = map[*mcp.ServerSession]string{}
+	}
+	st.m[req.Session] = tn
+}
+
+// sessionClosed is the server's SessionClosedHandler: the session's
+// tenant is forgotten, and the upstream subscriptions it may have been
+// the last to hold are checked.
+func (g *Gateway) sessionClosed(ss *mcp.ServerSession) {
+	st := &g.sessionTenants
+	st.mu.Lock()
+	delete(st.m, ss)
+	st.mu.Unlock()
+	g.prunePending()
+}
+
+// sessionView is a context with the tenant the session acts for, for
+// the Filter, or false if the session has not been seen yet.
+func (g *Gateway) sessionView(ss *mcp.ServerSession) (context.Context, bool) {
+	st := &g.sessionTenants
+	st.mu.Lock()
+	tn, ok := st.m[ss]
+	st.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	return WithTenant(context.Background(), tn), true
 }
 
 // filter is the downstream server's Filter: a tenant sees the servers and

@@ -47,8 +47,13 @@ type upstream struct {
 	lastUsed time.Time
 	catalog  *catalog        // what it lists, as the gateway publishes it
 	subs     map[string]bool // the resources subscribed to upstream, by its URI
+	holds    map[string]int  // its URIs wanted by client requests in flight (subscribe.go)
 	active   []*mcp.Request
 	breaker  breaker
+
+	// subMu orders the changes of this upstream's resource
+	// subscriptions, held across them (only this upstream's calls).
+	subMu sync.Mutex
 
 	local     *mcp.Server // a built-in, served in this process over a pipe
 	tenantKey string      // "tenant/server" for a tenant's own instance, which publishes nothing

@@ -59,6 +59,10 @@ type ServerOptions struct {
 	// notifications/initialized.
 	InitializedHandler func(context.Context, *ServerSession)
 
+	// SessionClosedHandler is called once when a session ends, for
+	// whatever reason, after it has left Sessions. It must not block.
+	SessionClosedHandler func(*ServerSession)
+
 	// RootsListChangedHandler is called when a client reports that its
 	// roots changed.
 	RootsListChangedHandler func(context.Context, *ServerSession)

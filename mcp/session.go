@@ -148,6 +148,9 @@ func (ss *ServerSession) Close() error {
 	}
 	ss.mu.Unlock()
 	ss.server.removeSession(ss)
+	if h := ss.server.opts.SessionClosedHandler; h != nil {
+		h(ss)
+	}
 	return nil
 }
 
