@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -51,6 +52,8 @@ type asOptions struct {
 	wrongState     bool
 	grant          func(requested []string) []string // scopes granted; default: as requested
 	trap           []string                          // paths that must never be requested
+	host           string                            // serve https under this name (see newInternet)
+	tokenEndpoint  string                            // the metadata's token_endpoint, instead of its own
 }
 
 type codeInfo struct {
@@ -86,6 +89,8 @@ type authServer struct {
 	tokens        map[string]*tokenInfo
 	refreshTokens map[string]codeInfo
 	n             int
+	redirects     map[string]redirectTo // path → where it redirects
+	redirected    []string              // "POST /token grant_type" of the requests it redirected
 	// jagResource is the resource ID-JAGs must name (the MCP server's
 	// URL); empty: the request's resource parameter.
 	jagResource string
@@ -95,9 +100,48 @@ type authServer struct {
 func newAuthServer(t *testing.T, o asOptions) *authServer {
 	a := &authServer{t: t, opts: o, now: time.Now, clients: map[string]string{}, codes: map[string]codeInfo{},
 		tokens: map[string]*tokenInfo{}, refreshTokens: map[string]codeInfo{}}
-	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
-	t.Cleanup(a.srv.Close)
+	a.srv = startServer(t, o.host, http.HandlerFunc(a.serve))
 	return a
+}
+
+// base is the server's URL as clients know it.
+func (a *authServer) base() string { return serverURL(a.srv, a.opts.host) }
+
+// startServer starts a loopback server: plain http, or https known by
+// host (a name under example.com, which the test certificate covers).
+func startServer(t *testing.T, host string, h http.Handler) *httptest.Server {
+	srv := httptest.NewUnstartedServer(h)
+	if host == "" {
+		srv.Start()
+	} else {
+		srv.StartTLS()
+	}
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// serverURL is the URL of srv, started by startServer with host.
+func serverURL(srv *httptest.Server, host string) string {
+	if host == "" {
+		return srv.URL
+	}
+	u, _ := url.Parse(srv.URL)
+	return "https://" + net.JoinHostPort(host, u.Port())
+}
+
+type redirectTo struct {
+	status int
+	url    string
+}
+
+// redirect makes requests for path answer status, a redirect to to.
+func (a *authServer) redirect(path string, status int, to string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.redirects == nil {
+		a.redirects = map[string]redirectTo{}
+	}
+	a.redirects[path] = redirectTo{status, to}
 }
 
 func (a *authServer) issuer() string {
@@ -107,11 +151,11 @@ func (a *authServer) issuer() string {
 	// With an endpoint prefix the issuer names it, though the metadata is
 	// served at the root: what the conformance suite's 2025-03-26 server
 	// does.
-	return a.srv.URL + a.opts.issuerPath + a.opts.endpointPrefix
+	return a.base() + a.opts.issuerPath + a.opts.endpointPrefix
 }
 
 func (a *authServer) endpoint(name string) string {
-	return a.srv.URL + a.opts.issuerPath + a.opts.endpointPrefix + "/" + name
+	return a.base() + a.opts.issuerPath + a.opts.endpointPrefix + "/" + name
 }
 
 func (a *authServer) metadata() map[string]any {
@@ -150,8 +194,11 @@ func (a *authServer) metadata() map[string]any {
 	if a.opts.issParam {
 		m["authorization_response_iss_parameter_supported"] = true
 	}
+	if a.opts.tokenEndpoint != "" {
+		m["token_endpoint"] = a.opts.tokenEndpoint
+	}
 	if a.opts.openID {
-		m["jwks_uri"] = a.srv.URL + "/.well-known/jwks.json"
+		m["jwks_uri"] = a.base() + "/.well-known/jwks.json"
 		m["subject_types_supported"] = []string{"public"}
 	}
 	return m
@@ -160,7 +207,16 @@ func (a *authServer) metadata() map[string]any {
 func (a *authServer) serve(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	a.requests = append(a.requests, r.Method+" "+r.URL.Path)
+	to, redirected := a.redirects[r.URL.Path]
 	a.mu.Unlock()
+	if redirected {
+		r.ParseForm()
+		a.mu.Lock()
+		a.redirected = append(a.redirected, r.Method+" "+r.URL.Path+" "+r.PostForm.Get("grant_type"))
+		a.mu.Unlock()
+		http.Redirect(w, r, to.url, to.status)
+		return
+	}
 	if slices.Contains(a.opts.trap, r.URL.Path) {
 		a.t.Errorf("the client requested %s, which it must not", r.URL.Path)
 		http.NotFound(w, r)
@@ -479,6 +535,8 @@ type rsOptions struct {
 	alwaysDeny   bool                       // 403 insufficient_scope whatever the token
 	noChallenge  bool                       // 401 without WWW-Authenticate (2025-03-26)
 	extraHandler func(w http.ResponseWriter, r *http.Request) bool
+	host         string // serve https under this name (see newInternet)
+	challengePRM string // the challenge's resource_metadata, instead of the PRM's URL
 }
 
 type rsRequest struct {
@@ -499,12 +557,14 @@ func newResourceServer(t *testing.T, as *authServer, o rsOptions) *resourceServe
 	if rs.opts.prmPath == "" {
 		rs.opts.prmPath = "/.well-known/oauth-protected-resource/mcp"
 	}
-	rs.srv = httptest.NewServer(http.HandlerFunc(rs.serve))
-	t.Cleanup(rs.srv.Close)
+	rs.srv = startServer(t, o.host, http.HandlerFunc(rs.serve))
 	return rs
 }
 
-func (rs *resourceServer) url() string { return rs.srv.URL + "/mcp" }
+// base is the server's URL as clients know it.
+func (rs *resourceServer) base() string { return serverURL(rs.srv, rs.opts.host) }
+
+func (rs *resourceServer) url() string { return rs.base() + "/mcp" }
 
 // moveTo makes as the server's authorization server: the PRM names it and
 // only its tokens are accepted.
@@ -520,7 +580,7 @@ func (rs *resourceServer) authServer() *authServer {
 	return rs.as
 }
 
-func (rs *resourceServer) prmURL() string { return rs.srv.URL + rs.opts.prmPath }
+func (rs *resourceServer) prmURL() string { return rs.base() + rs.opts.prmPath }
 
 // resource is the resource identifier the PRM publishes (at the root: the
 // origin) and that tokens must be issued for.
@@ -529,9 +589,9 @@ func (rs *resourceServer) resource() string {
 	case rs.opts.prmResource != "":
 		return rs.opts.prmResource
 	case rs.opts.prmPath == "/.well-known/oauth-protected-resource" && !rs.opts.noPRM:
-		return rs.srv.URL
+		return rs.base()
 	}
-	return rs.srv.URL + "/mcp"
+	return rs.base() + "/mcp"
 }
 
 func (rs *resourceServer) serve(w http.ResponseWriter, r *http.Request) {
@@ -565,7 +625,10 @@ func (rs *resourceServer) serve(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(status)
 			return
 		}
-		if rs.opts.headerPRM {
+		switch {
+		case rs.opts.challengePRM != "":
+			params = append(params, fmt.Sprintf("resource_metadata=%q", rs.opts.challengePRM))
+		case rs.opts.headerPRM:
 			params = append(params, fmt.Sprintf("resource_metadata=%q", rs.prmURL()))
 		}
 		w.Header().Set("WWW-Authenticate", "Bearer "+strings.Join(params, ", "))
