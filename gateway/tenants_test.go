@@ -172,3 +172,47 @@ func serveTenants(t *testing.T, g *Gateway) *httptest.Server {
 	t.Cleanup(srv.Close) // after the clients' cleanups, which close their streams
 	return srv
 }
+
+// Sessions are bound to the principal and the tenant as one unambiguous
+// key: a user named "alice#globex" is not alice acting for globex, and
+// cannot use her session.
+func TestGatewayPrincipalKeysDoNotCollide(t *testing.T) {
+	if a, b := callerKeyOf(&auth.Principal{Method: "apikey", Subject: "alice#globex"}, ""), callerKeyOf(&auth.Principal{Method: "apikey", Subject: "alice"}, "globex"); a == b {
+		t.Fatalf("both keys are %s", a)
+	}
+	var logs logBuffer
+	cfg := &config.Config{
+		Servers: map[string]*config.Server{"alpha": httpServer(t, "alpha")},
+		Tenants: map[string]*config.Tenant{"globex": {Principals: []string{"apikey:alice"}}},
+	}
+	g := runConfigured(t, cfg, &Options{Logger: logs.logger()})
+	waitState(t, g, StateReady)
+	srv := serveTenants(t, g)
+	post := func(user, session, body string) *http.Response {
+		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("X-User", user)
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	resp := post("alice", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	id := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || id == "" {
+		t.Fatalf("initialize: %d, session %q", resp.StatusCode, id)
+	}
+	if resp := post("alice", id, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); resp.StatusCode != http.StatusOK {
+		t.Fatalf("alice's own session: %d", resp.StatusCode)
+	}
+	if resp := post("alice#globex", id, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("alice#globex with alice's session: %d, want 404", resp.StatusCode)
+	}
+}
