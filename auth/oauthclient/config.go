@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 )
 
@@ -106,9 +107,18 @@ type Config struct {
 	// after 403 insufficient_scope. Default 1.
 	MaxStepUps int
 	// AllowInsecureHTTP permits http:// URLs for metadata, authorization
-	// and token endpoints on hosts other than loopback ones. Never in
+	// and token endpoints. Without it plain http is accepted only on a
+	// loopback host, for an MCP server on a loopback host. Never in
 	// production: tokens and codes would cross the network in clear.
 	AllowInsecureHTTP bool
+	// AllowPrivateNetworks permits metadata, registration and token
+	// requests to private addresses (RFC 1918, RFC 4193, RFC 6598) for an
+	// MCP server that is not itself at one: an internal server and
+	// authorization server whose names resolve to private addresses.
+	// Loopback and link-local addresses (cloud metadata services) stay
+	// refused. Without it, an MCP server that is not on loopback or at a
+	// private address may only send the client to public addresses.
+	AllowPrivateNetworks bool
 	// ProtocolVersion is sent as MCP-Protocol-Version when fetching
 	// metadata, as the specification suggests. Default "2025-11-25".
 	ProtocolVersion string
@@ -117,13 +127,21 @@ type Config struct {
 	Store TokenStore
 	// HTTPClient talks to the authorization server and fetches metadata.
 	// Default: a client with a 30s timeout over the Transport's base
-	// RoundTripper. It must not use this Transport.
+	// RoundTripper. It must not use this Transport. The Transport uses a
+	// copy that follows no redirect, whatever its CheckRedirect; when its
+	// Transport is an *http.Transport (or nil), a copy of that which
+	// checks the addresses it connects to (see the package doc).
 	HTTPClient *http.Client
 	// Logger receives diagnostics (never tokens, codes or secrets).
 	// Default slog.Default().
 	Logger *slog.Logger
 	// Now is the clock, for tests. Default time.Now.
 	Now func() time.Time
+
+	// lookupNetIP resolves host names before connecting, for tests that
+	// give loopback servers public or private addresses. Default
+	// net.DefaultResolver.
+	lookupNetIP func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 // AssertionRequest says what a Config.Assertion is for.

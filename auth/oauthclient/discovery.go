@@ -105,27 +105,6 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// checkURL refuses URLs a client must not follow (OAuth URL validation in
-// the MCP security guidance): only https, or http on a loopback host (or
-// anywhere with AllowInsecureHTTP), so javascript:, file: and friends are
-// out, and tokens and codes never cross a network in clear.
-func (t *Transport) checkURL(raw, what string) (*url.URL, error) {
-	u, err := url.Parse(raw)
-	if err != nil || !u.IsAbs() || u.Host == "" {
-		return nil, authErr(nil, "the %s %q is not an absolute URL", what, raw)
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "https":
-		return u, nil
-	case "http":
-		if t.cfg.AllowInsecureHTTP || isLoopback(u.Hostname()) {
-			return u, nil
-		}
-		return nil, authErr(nil, "the %s %s is plain http on a non-loopback host; refusing (Config.AllowInsecureHTTP allows it, for development only)", what, raw)
-	}
-	return nil, authErr(nil, "the %s %q has the scheme %q; only https (or http on loopback) is accepted", what, raw, u.Scheme)
-}
-
 // resourceAllowed reports whether a PRM resource covers the server URL:
 // same origin, and the server's path is the resource's path or below it
 // (a resource at the origin's root covers every path).
@@ -142,16 +121,18 @@ func resourceAllowed(resource string, server *url.URL) bool {
 	return rp == "" || sp == rp || strings.HasPrefix(sp, rp+"/")
 }
 
-// fetchJSON GETs a metadata document. It returns the HTTP status; v is
-// filled only on 200.
-func (t *Transport) fetchJSON(ctx context.Context, rawURL string, v any) (int, error) {
+// fetchJSON GETs a metadata document (what says which, for messages). It
+// returns the HTTP status; v is filled only on 200. A redirect or a
+// refused address is an error matching ErrAuthorization, which ends the
+// discovery: the metadata is there, and it must not be fetched so.
+func (t *Transport) fetchJSON(ctx context.Context, rawURL, what string, v any) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		return 0, err
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("MCP-Protocol-Version", t.cfg.ProtocolVersion)
-	resp, err := t.client.Do(req)
+	resp, err := t.do(req, what, "metadata")
 	if err != nil {
 		return 0, err
 	}
@@ -170,16 +151,26 @@ func (t *Transport) fetchJSON(ctx context.Context, rawURL string, v any) (int, e
 // as the MCP specification (2025-11-25) orders it: the resource_metadata
 // of the challenge, then the path-based well-known URI, then the root
 // one; without any, the 2025-03-26 way.
+//
+// The metadata must be on the server's own origin: a resource_metadata
+// elsewhere is ignored, with a warning, for the well-known URIs. A 401
+// is unauthenticated, and metadata from another origin could name any
+// authorization server, which would then receive the client's
+// registration and credentials, for a resource it claims to be.
 func (t *Transport) discover(ctx context.Context, server *url.URL, ch Challenge) (*discovery, error) {
 	var candidates []string
+	origin := originOf(server)
 	if raw := ch.Params["resource_metadata"]; raw != "" {
-		if u, err := t.checkURL(raw, "resource metadata URL"); err != nil {
+		u, err := t.checkURL(ctx, raw, "resource metadata URL")
+		switch {
+		case err != nil:
 			t.log.Warn("oauthclient: ignoring the resource_metadata of the challenge", "server", canonicalURL(server), "err", err)
-		} else {
+		case originOf(u) != origin:
+			t.log.Warn("oauthclient: ignoring the resource_metadata of the challenge: it is not on the server's origin; using the well-known URIs", "server", canonicalURL(server), "resource_metadata", u.Redacted())
+		default:
 			candidates = append(candidates, u.String())
 		}
 	}
-	origin := originOf(server)
 	if p := strings.TrimSuffix(server.EscapedPath(), "/"); p != "" {
 		candidates = append(candidates, origin+"/.well-known/oauth-protected-resource"+p)
 	}
@@ -188,10 +179,13 @@ func (t *Transport) discover(ctx context.Context, server *url.URL, ch Challenge)
 	var problems []string
 	for _, c := range candidates {
 		var prm resourceMetadata
-		status, err := t.fetchJSON(ctx, c, &prm)
+		status, err := t.fetchJSON(ctx, c, "protected resource metadata URL", &prm)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, wrapAuthErr(ctx.Err(), "fetching the protected resource metadata at %s", c)
+			}
+			if errors.Is(err, ErrAuthorization) {
+				return nil, err
 			}
 			problems = append(problems, err.Error())
 			continue
@@ -221,7 +215,7 @@ func (t *Transport) discover(ctx context.Context, server *url.URL, ch Challenge)
 		for _, issuer := range prm.AuthorizationServers {
 			as, err := t.serverMetadata(ctx, issuer, false)
 			if err != nil {
-				if ctx.Err() != nil {
+				if ctx.Err() != nil || errors.Is(err, ErrRedirect) || errors.Is(err, ErrPrivateAddress) {
 					return nil, err
 				}
 				temporary = temporary && errors.Is(err, ErrTemporary)
@@ -281,7 +275,7 @@ func sameIssuer(a, b string) bool {
 // metadata the default endpoints /authorize, /token and /register are
 // used.
 func (t *Transport) serverMetadata(ctx context.Context, issuer string, legacy bool) (*serverMetadata, error) {
-	iu, err := t.checkURL(issuer, "authorization server")
+	iu, err := t.checkURL(ctx, issuer, "authorization server")
 	if err != nil {
 		return nil, err
 	}
@@ -289,10 +283,13 @@ func (t *Transport) serverMetadata(ctx context.Context, issuer string, legacy bo
 	temporary := true // every try failed in a way that may pass
 	for _, c := range asMetadataURLs(iu) {
 		var m serverMetadata
-		status, err := t.fetchJSON(ctx, c, &m)
+		status, err := t.fetchJSON(ctx, c, "authorization server metadata URL", &m)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, wrapAuthErr(ctx.Err(), "fetching the authorization server metadata at %s", c)
+			}
+			if errors.Is(err, ErrAuthorization) {
+				return nil, err
 			}
 			temporary = temporary && status == 0 // no answer, not a bad one
 			tried = append(tried, err.Error())
@@ -313,7 +310,7 @@ func (t *Transport) serverMetadata(ctx context.Context, issuer string, legacy bo
 		if m.Issuer == "" {
 			m.Issuer = strings.TrimSuffix(issuer, "/")
 		}
-		if err := t.checkEndpoints(&m); err != nil {
+		if err := t.checkEndpoints(ctx, &m); err != nil {
 			return nil, err
 		}
 		return &m, nil
@@ -334,7 +331,7 @@ func (t *Transport) serverMetadata(ctx context.Context, issuer string, legacy bo
 	}, nil
 }
 
-func (t *Transport) checkEndpoints(m *serverMetadata) error {
+func (t *Transport) checkEndpoints(ctx context.Context, m *serverMetadata) error {
 	if m.TokenEndpoint == "" {
 		return authErr(nil, "the authorization server metadata at %s has no token_endpoint", m.source)
 	}
@@ -342,7 +339,7 @@ func (t *Transport) checkEndpoints(m *serverMetadata) error {
 		if raw == "" {
 			return nil
 		}
-		_, err := t.checkURL(raw, what+" of "+m.Issuer)
+		_, err := t.checkURL(ctx, raw, what+" of "+m.Issuer)
 		return err
 	}
 	return errors.Join(

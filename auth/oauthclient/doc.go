@@ -37,6 +37,39 @@
 // user may reach. A new ID-JAG is obtained whenever a token is needed: at
 // first, on expiry, on refusal and for a step-up.
 //
+// # Where the client's own requests may go
+//
+// The URLs of metadata, registration and token requests come from the
+// servers, so a hostile MCP server could use them to reach what the
+// client can reach and it cannot (server-side request forgery), or to
+// collect the client's credentials. As the MCP authorization
+// specification and the OAuth security BCP (RFC 9700) expect:
+//
+//   - The protected resource metadata is read on the MCP server's own
+//     origin: a resource_metadata of a challenge that points elsewhere is
+//     ignored, with a warning, for the well-known URIs derived from the
+//     server URL. The authorization server is one that this metadata
+//     lists (or, without metadata, the server's origin).
+//   - No redirect is followed for metadata, registration, token or token
+//     exchange requests: a redirect is an error ([ErrRedirect]) naming its
+//     target, since a 307 would send the client's credentials there.
+//   - https is required; plain http only on a loopback host, for an MCP
+//     server on a loopback host ([Config.AllowInsecureHTTP] lifts this, for
+//     development).
+//   - No request goes to an address nearer to this machine than the MCP
+//     server itself ([ErrPrivateAddress]): for a server on loopback anything
+//     goes; for one at a private address, private and public addresses;
+//     for any other, including every server named by DNS, public
+//     addresses only, which excludes loopback, link-local (cloud metadata
+//     services) and private ones. [Config.AllowPrivateNetworks] admits
+//     private addresses for internal servers named by DNS. The URL is
+//     checked, and then every address its name resolves to, when
+//     connecting, so a name that resolves to 127.0.0.1 is refused too.
+//     A proxy from the environment is the operator's, and is connected
+//     to; it resolves the names it is asked for. A [Config.HTTPClient]
+//     whose Transport is not an *http.Transport cannot be told where to
+//     connect: only its URLs are checked.
+//
 // Nothing is written to standard output; diagnostics go to a slog.Logger
 // and never contain tokens, codes or secrets.
 package oauthclient

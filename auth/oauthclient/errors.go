@@ -33,6 +33,15 @@ var (
 	// Transport has no Config.Authorize to ask one: a headless client
 	// using tokens someone obtained elsewhere, such as a gateway.
 	ErrSignInRequired = errors.New("a person must sign in")
+	// ErrRedirect: a metadata, registration or token request was answered
+	// with a redirect, which the client does not follow: a 307 would send
+	// the client's credentials to wherever the server points (RFC 9700).
+	ErrRedirect = errors.New("a redirect was not followed")
+	// ErrPrivateAddress: a metadata, registration, authorization or token
+	// URL is at a loopback, link-local or private address, nearer to this
+	// machine than the MCP server it is for (server-side request
+	// forgery); see the package doc.
+	ErrPrivateAddress = errors.New("an address nearer than the MCP server was refused")
 	// ErrTemporary: the authorization server could not be reached, or
 	// answered with a server error or 429. Trying again later may work;
 	// a token whose refresh failed so is kept, not dropped.

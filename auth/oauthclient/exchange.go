@@ -44,7 +44,10 @@ type TokenExchange struct {
 	// SubjectTokenType is the type of SubjectToken. Default
 	// "urn:ietf:params:oauth:token-type:id_token".
 	SubjectTokenType string
-	// HTTPClient talks to the IdP. Nil means http.DefaultClient.
+	// HTTPClient talks to the IdP. Nil means http.DefaultClient. A copy
+	// that follows no redirect is used, whatever its CheckRedirect: a 307
+	// would send the ID token and the client secret to the redirect
+	// target.
 	HTTPClient *http.Client
 }
 
@@ -106,15 +109,19 @@ func (x *TokenExchange) exchange(ctx context.Context, r AssertionRequest) (strin
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
-	hc := x.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
+	hc := http.Client{}
+	if x.HTTPClient != nil {
+		hc = *x.HTTPClient
 	}
+	hc.CheckRedirect = noFollow
 	resp, err := hc.Do(req)
 	if err != nil {
 		return "", wrapAuthErr(err, "the token exchange at the IdP's token endpoint %s failed", x.TokenEndpoint)
 	}
 	defer resp.Body.Close()
+	if err := redirected(resp, "IdP's token endpoint", "token exchange"); err != nil {
+		return "", err
+	}
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxMetadataSize))
 	if resp.StatusCode != http.StatusOK {
 		return "", authErr(nil, "the IdP's token endpoint %s refused the token exchange for %s: %s", x.TokenEndpoint, r.Issuer, describeOAuthError(resp.StatusCode, data))

@@ -134,7 +134,7 @@ func (t *Transport) register(ctx context.Context, as *serverMetadata) (*clientId
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	resp, err := t.client.Do(req)
+	resp, err := t.do(req, "registration endpoint", "registration")
 	if err != nil {
 		return nil, wrapAuthErr(err, "registering the client at %s", as.RegistrationEndpoint)
 	}
@@ -181,7 +181,7 @@ func (t *Transport) authorizeCode(ctx context.Context, d *discovery, id *clientI
 	if g := as.GrantTypesSupported; len(g) > 0 && !slices.Contains(g, GrantAuthorizationCode) {
 		return nil, authErr(nil, "the authorization server %s does not support the authorization_code grant (grant_types_supported: %q)", as.Issuer, g)
 	}
-	authURL, err := t.checkURL(as.AuthorizationEndpoint, "authorization endpoint")
+	authURL, err := t.checkURL(ctx, as.AuthorizationEndpoint, "authorization endpoint")
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +260,7 @@ func (t *Transport) clientCredentials(ctx context.Context, endpoint, issuer, res
 func (t *Transport) jwtBearer(ctx context.Context, endpoint, issuer, resource string, id *clientIdentity, scopes []string) (*tokenResponse, error) {
 	// A token endpoint the assertion could not be sent to is refused
 	// before one is asked for.
-	if _, err := t.checkURL(endpoint, "token endpoint"); err != nil {
+	if _, err := t.checkURL(ctx, endpoint, "token endpoint"); err != nil {
 		return nil, err
 	}
 	assertion, err := t.cfg.Assertion(ctx, AssertionRequest{Issuer: issuer, TokenEndpoint: endpoint, Resource: resource, Scopes: slices.Clone(scopes)})
@@ -318,7 +318,7 @@ func (e *tokenError) Error() string {
 
 // tokenRequest POSTs a token request, authenticating the client.
 func (t *Transport) tokenRequest(ctx context.Context, endpoint, issuer string, form url.Values, id *clientIdentity) (*tokenResponse, error) {
-	if _, err := t.checkURL(endpoint, "token endpoint"); err != nil {
+	if _, err := t.checkURL(ctx, endpoint, "token endpoint"); err != nil {
 		return nil, err
 	}
 	header := http.Header{}
@@ -360,8 +360,11 @@ func (t *Transport) tokenRequest(ctx context.Context, endpoint, issuer string, f
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
 	grant := form.Get("grant_type")
-	resp, err := t.client.Do(req)
+	resp, err := t.do(req, "token endpoint", "token")
 	if err != nil {
+		if errors.Is(err, ErrAuthorization) {
+			return nil, err // a redirect, a refused address: not the network's fault
+		}
 		if ctx.Err() != nil {
 			return nil, wrapAuthErr(err, "the %s request to the token endpoint %s failed", grant, endpoint)
 		}

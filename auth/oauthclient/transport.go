@@ -24,13 +24,15 @@ import (
 type Transport struct {
 	cfg    Config
 	base   http.RoundTripper
-	client *http.Client
 	log    *slog.Logger
 	now    func() time.Time
 	signer *signer
 	// cfgErr is a configuration mistake, reported by every RoundTrip (the
 	// constructor returns no error so that it fits in a struct literal).
 	cfgErr error
+
+	outMu sync.Mutex
+	out   map[netScope]*http.Client // see outbound
 
 	mu       sync.Mutex
 	pinned   *session
@@ -69,10 +71,6 @@ func NewTransport(cfg Config, base http.RoundTripper) *Transport {
 		cfg.Now = time.Now
 	}
 	t := &Transport{cfg: cfg, base: base, log: cfg.Logger, now: cfg.Now, sessions: map[string]*session{}}
-	t.client = cfg.HTTPClient
-	if t.client == nil {
-		t.client = &http.Client{Transport: base, Timeout: 30 * time.Second}
-	}
 	t.cfgErr = t.checkConfig()
 	if t.cfgErr == nil && cfg.ServerURL != "" {
 		u, _ := url.Parse(cfg.ServerURL)
@@ -390,7 +388,7 @@ func (t *Transport) renew(ctx context.Context, s *session, r renewal) (*Token, e
 		s.flight = f
 		s.mu.Unlock()
 
-		tok, err := t.obtain(ctx, s, r)
+		tok, err := t.obtain(withServer(ctx, s.server), s, r)
 		if err == nil {
 			// Stored before the flight ends, so stores happen in order.
 			if serr := t.cfg.Store.Save(ctx, s.key, tok); serr != nil {
