@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"time"
 
@@ -91,26 +92,61 @@ func (m *metrics) observe(method, tool, upstream, outcome string, d time.Duratio
 	m.duration.WithLabelValues(method, upstream).Observe(d.Seconds())
 }
 
-// OpsHandler serves /metrics (Prometheus), /healthz (the process
-// answers) and /readyz (every upstream ready, or idle; 503 with each
-// one's state otherwise), for a listener of their own.
-func (g *Gateway) OpsHandler(reg *prometheus.Registry) http.Handler {
+// OpsOptions configure the ops listener.
+type OpsOptions struct {
+	// AdminToken admits to the details (see OpsHandler) as a bearer
+	// token. Empty: details are refused to everyone.
+	AdminToken string
+}
+
+// OpsHandler serves, for a listener of their own, /metrics (Prometheus),
+// /healthz (the process answers) and /readyz (200 when every upstream is
+// ready or idle, 503 otherwise). /healthz and /readyz say only that, to
+// anyone; /readyz?verbose=1 lists each upstream's state and error, which
+// name servers, tenants and URLs, to callers with the admin token only
+// (AdminAuth). A nil opts is the zero OpsOptions.
+func (g *Gateway) OpsHandler(reg *prometheus.Registry, opts *OpsOptions) http.Handler {
+	if opts == nil {
+		opts = &OpsOptions{}
+	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("ok\n"))
 	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+	details := AdminAuth(opts.AdminToken)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		status := g.Status()
-		code := http.StatusOK
-		for _, st := range status {
-			if st.State != StateReady && st.State != StateIdle {
-				code = http.StatusServiceUnavailable
-			}
+		writeReady(w, ready(status), map[string]any{"upstreams": status})
+	}))
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Has("verbose") {
+			details.ServeHTTP(w, r)
+			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		json.NewEncoder(w).Encode(map[string]any{"ready": code == http.StatusOK, "upstreams": status})
+		writeReady(w, ready(g.Status()), nil)
 	})
 	return mux
+}
+
+func ready(status []UpstreamStatus) bool {
+	for _, st := range status {
+		if st.State != StateReady && st.State != StateIdle {
+			return false
+		}
+	}
+	return true
+}
+
+// writeReady answers {"ready":...} with 200 or 503, and more fields.
+func writeReady(w http.ResponseWriter, ok bool, more map[string]any) {
+	body := map[string]any{"ready": ok}
+	maps.Copy(body, more)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if ok {
+		w.WriteHeader(http.StatusOK)
+	} else {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	json.NewEncoder(w).Encode(body)
 }

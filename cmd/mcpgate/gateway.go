@@ -97,7 +97,7 @@ func serveGateway(ctx context.Context, f serveFlags) error {
 		if err != nil {
 			return fmt.Errorf("--metrics-addr: %w", err)
 		}
-		ops := &http.Server{Handler: g.OpsHandler(reg), ReadHeaderTimeout: 10 * time.Second}
+		ops := &http.Server{Handler: g.OpsHandler(reg, &gateway.OpsOptions{AdminToken: f.adminToken}), ReadHeaderTimeout: 10 * time.Second}
 		go ops.Serve(ln)
 		defer ops.Close()
 		slog.Info("mcpgate metrics and health", "url", "http://"+ln.Addr().String()+"/metrics")

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -35,6 +36,8 @@ type serveFlags struct {
 	config          string
 	addrSet         bool
 	metricsAddr     string
+	adminTokenFile  string
+	adminToken      string // read from adminTokenFile or MCPGATE_ADMIN_TOKEN
 	tenant          string
 }
 
@@ -71,6 +74,9 @@ Tasks are kept in a SQLite file, by default in your data directory
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.addrSet = cmd.Flags().Changed("addr")
+			if err := f.readAdminToken(); err != nil {
+				return err
+			}
 			if err := flagFromEnv(cmd, "max-sessions-per-principal", "MCPGATE_MAX_SESSIONS_PER_PRINCIPAL"); err != nil {
 				return err
 			}
@@ -84,6 +90,7 @@ Tasks are kept in a SQLite file, by default in your data directory
 	fl.BoolVar(&f.stdio, "stdio", false, "serve over standard input and output instead of HTTP")
 	fl.StringVar(&f.tenant, "tenant", envOr("MCPGATE_TENANT", ""), "with --config and --stdio: act for this tenant of the configuration (its servers, tools, credentials and limits); without it the local user sees every server (env MCPGATE_TENANT)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", envOr("MCPGATE_METRICS_ADDR", ""), "with --config: serve /metrics (Prometheus), /healthz and /readyz on this address of their own, such as 127.0.0.1:9464 (env MCPGATE_METRICS_ADDR)")
+	fl.StringVar(&f.adminTokenFile, "admin-token-file", envOr("MCPGATE_ADMIN_TOKEN_FILE", ""), "with --metrics-addr: a file holding the admin token, which callers of /readyz?verbose=1 must send as \"Authorization: Bearer TOKEN\" to see each upstream's state (env MCPGATE_ADMIN_TOKEN_FILE, or the token itself in MCPGATE_ADMIN_TOKEN)")
 	fl.StringVarP(&f.config, "config", "c", envOr("MCPGATE_CONFIG", ""), "gateway configuration (JSON or YAML; a Claude Desktop config works as it is): serve its MCP servers behind this endpoint, reloading on change or SIGHUP (env MCPGATE_CONFIG)")
 	fl.StringVar(&f.addr, "addr", envOr("MCPGATE_ADDR", defaultAddr), "HTTP listen address (env MCPGATE_ADDR); keep it on 127.0.0.1 unless clients are remote and --auth is set")
 	fl.BoolVar(&f.stateless, "stateless", false, "HTTP without sessions, for replicas behind a load balancer (no server-to-client requests, no GET stream)")
@@ -228,6 +235,32 @@ func flagFromEnv(cmd *cobra.Command, name, env string) error {
 	}
 	if err := cmd.Flags().Set(name, v); err != nil {
 		return fmt.Errorf("%s=%q: %w", env, v, err)
+	}
+	return nil
+}
+
+// minAdminToken is the shortest admin token accepted, in bytes.
+const minAdminToken = 16
+
+// readAdminToken reads the ops listener's admin token from
+// --admin-token-file, or else from MCPGATE_ADMIN_TOKEN.
+func (f *serveFlags) readAdminToken() error {
+	what := "MCPGATE_ADMIN_TOKEN"
+	if f.metricsAddr != "" {
+		f.adminToken = os.Getenv(what)
+	}
+	if f.adminTokenFile != "" {
+		if f.metricsAddr == "" || f.config == "" {
+			return errors.New("--admin-token-file guards the ops listener: it needs --config and --metrics-addr")
+		}
+		b, err := os.ReadFile(f.adminTokenFile)
+		if err != nil {
+			return fmt.Errorf("--admin-token-file: %w", err)
+		}
+		what, f.adminToken = "--admin-token-file "+f.adminTokenFile, strings.TrimSpace(string(b))
+	}
+	if f.adminToken != "" && len(f.adminToken) < minAdminToken {
+		return fmt.Errorf("%s: the admin token is %d bytes; use at least %d, such as the output of `openssl rand -hex 32`", what, len(f.adminToken), minAdminToken)
 	}
 	return nil
 }
