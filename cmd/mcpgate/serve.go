@@ -194,6 +194,9 @@ func serveHTTP(ctx context.Context, s *mcp.Server, f serveFlags, db string, gw *
 	if authn != nil {
 		handler = authn.Wrap(handler)
 	}
+	// A foreign Host or Origin is refused (403) before authentication:
+	// a DNS-rebinding page is not asked for credentials.
+	handler = mh.CheckHost(handler)
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	url := "http://" + ln.Addr().String() + "/mcp"
 	slog.Info("mcpgate serving Streamable HTTP", "url", url, "version", buildVersion(), "db", db)
