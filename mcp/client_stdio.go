@@ -11,24 +11,37 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 // CommandTransport runs a server as a subprocess and speaks to it over
 // its stdin and stdout. What the server writes to stderr goes to Logger,
 // line by line: servers log there, so it is not a sign of failure.
+//
+// On unix the server runs in a process group of its own, which is what
+// the transport stops: a wrapper such as npx or uvx and the real server
+// it starts end together. The session ends when the server's stdout ends
+// or the server process exits, even if a process it started still holds
+// stdout open; however it ends, the same stop sequence runs (see
+// TerminateTimeout), so that no process of the group outlives it.
 type CommandTransport struct {
 	Command *exec.Cmd
 	// MaxMessageSize is the largest message read from the server; a
-	// larger one fails the call it answers (when its id can be read) and
-	// the session goes on. Zero means 4 MiB.
+	// larger one fails the call it answers (when its id can be read) with
+	// a *MessageTooLargeError and the session goes on. Zero means 4 MiB.
 	MaxMessageSize int
-	// TerminateTimeout is how long Close waits for the server to exit
-	// after closing its stdin, and again after SIGTERM, before SIGKILL.
-	// Zero means 2 seconds (as the TypeScript SDK).
+	// TerminateTimeout is each wait of the stop sequence that ends a
+	// session: its stdin is closed, then the process group is sent
+	// SIGTERM if anything of it is left after TerminateTimeout, and
+	// SIGKILL after TerminateTimeout more. Zero means 2 seconds (as the
+	// TypeScript SDK).
 	TerminateTimeout time.Duration
-	// Logger receives the server's stderr at Info level. Nil means
-	// slog.Default().
+	// Logger receives the server's stderr at Info level, and a Warn with
+	// the exit status when the server exits other than through Close.
+	// Nil means slog.Default().
 	Logger *slog.Logger
 }
 
@@ -91,23 +104,23 @@ func (t *CommandTransport) Connect(ctx context.Context) (Conn, error) {
 		errR.Close()
 		return nil, fmt.Errorf("mcp: starting the server %s: %w", cmd.Path, err)
 	}
+	stdout, stderr := &pipeReader{f: outR}, &pipeReader{f: errR}
 	c := &commandConn{
 		// os.Pipe files are on the network poller already; a dup would
 		// keep the server's stdin open after Close.
-		Conn:       NewStdioConn(outR, inW, t.MaxMessageSize),
-		cmd:        cmd,
-		stdin:      inW,
-		stdout:     outR,
-		timeout:    timeout,
-		exited:     make(chan struct{}),
-		stderrDone: make(chan struct{}),
-		logger:     logger.With("server", cmdName(cmd)),
+		Conn:        NewStdioConn(stdout, inW, t.MaxMessageSize),
+		cmd:         cmd,
+		stdin:       inW,
+		stdout:      stdout,
+		stderr:      stderr,
+		timeout:     timeout,
+		exited:      make(chan struct{}),
+		stdoutEnded: make(chan struct{}),
+		stderrDone:  make(chan struct{}),
+		logger:      logger.With("server", cmdName(cmd)),
 	}
-	go c.readStderr(errR)
-	go func() {
-		c.waitErr = cmd.Wait()
-		close(c.exited)
-	}()
+	go c.readStderr()
+	go c.watch()
 	return c, nil
 }
 
@@ -120,25 +133,27 @@ func cmdName(cmd *exec.Cmd) string {
 
 type commandConn struct {
 	Conn
-	cmd        *exec.Cmd
-	stdin      *os.File
-	stdout     *os.File
-	timeout    time.Duration
-	logger     *slog.Logger
-	exited     chan struct{}
-	waitErr    error
-	stderrDone chan struct{}
+	cmd         *exec.Cmd
+	stdin       *os.File
+	stdout      *pipeReader
+	stderr      *pipeReader
+	timeout     time.Duration
+	logger      *slog.Logger
+	exited      chan struct{} // closed once the server process is reaped
+	waitErr     error         // how it ended; set before exited closes
+	stdoutEnded chan struct{} // closed when ReadMessage has met the end
+	endOnce     sync.Once
+	stderrDone  chan struct{}
+	stopOnce    sync.Once
 
 	mu       sync.Mutex
 	lastErrs []string // the last lines of stderr, for the error when it dies
-	closed   bool
-	once     sync.Once
+	closed   bool     // Close was called
 }
 
-func (c *commandConn) readStderr(r io.ReadCloser) {
+func (c *commandConn) readStderr() {
 	defer close(c.stderrDone)
-	defer r.Close()
-	sc := bufio.NewScanner(r)
+	sc := bufio.NewScanner(c.stderr)
 	sc.Buffer(make([]byte, 4096), 64<<10)
 	for sc.Scan() {
 		line := sc.Text()
@@ -152,17 +167,48 @@ func (c *commandConn) readStderr(r io.ReadCloser) {
 	}
 }
 
-// ReadMessage returns the next message; when the server's stdout ends it
-// says how the process ended, with its last words on stderr.
-func (c *commandConn) ReadMessage() ([]byte, error) {
-	msg, err := c.Conn.ReadMessage()
-	if err == nil || !errors.Is(err, io.EOF) {
-		return msg, err
-	}
+// watch reaps the server process. Its exit ends the session: the pipes
+// give what the server wrote and then end, though a process it started
+// may hold them open, and the stop sequence runs for what is left of its
+// group.
+func (c *commandConn) watch() {
+	c.waitErr = c.cmd.Wait()
 	c.mu.Lock()
 	closed := c.closed
 	c.mu.Unlock()
-	if closed {
+	if !closed {
+		// Stopping after its stdout ended counts: the server, not we,
+		// ended the session.
+		c.logger.Warn("mcp: the server exited unexpectedly", "status", exitStatus(c.cmd, c.waitErr))
+	}
+	close(c.exited)
+	c.stdout.serverExited()
+	c.stderr.serverExited()
+	c.stop()
+}
+
+func exitStatus(cmd *exec.Cmd, waitErr error) string {
+	if cmd.ProcessState != nil {
+		return cmd.ProcessState.String()
+	}
+	return waitErr.Error()
+}
+
+// ReadMessage returns the next message; when the server's stdout ends it
+// says how the process ended, with its last words on stderr, and the
+// server is stopped.
+func (c *commandConn) ReadMessage() ([]byte, error) {
+	msg, err := c.Conn.ReadMessage()
+	var tooLarge *jsonrpc.TooLargeError
+	if err == nil || errors.As(err, &tooLarge) {
+		return msg, err
+	}
+	c.endOnce.Do(func() { close(c.stdoutEnded) })
+	go c.stop()
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed || !errors.Is(err, io.EOF) {
 		return nil, err
 	}
 	select {
@@ -177,42 +223,110 @@ func (c *commandConn) ReadMessage() ([]byte, error) {
 	c.mu.Lock()
 	last := strings.Join(c.lastErrs, " | ")
 	c.mu.Unlock()
-	why := "the server process exited"
-	if c.waitErr != nil {
-		why += " (" + c.waitErr.Error() + ")"
-	}
+	why := "the server process exited (" + exitStatus(c.cmd, c.waitErr) + ")"
 	if last != "" {
 		why += "; its last stderr: " + last
 	}
 	return nil, fmt.Errorf("%s: %w", why, io.EOF)
 }
 
-// Close ends the server as the spec asks: close its stdin, then SIGTERM,
-// then SIGKILL, each after TerminateTimeout.
+// Close ends the server as the spec asks (close its stdin, then SIGTERM,
+// then SIGKILL, each after TerminateTimeout) and returns once it is gone.
 func (c *commandConn) Close() error {
-	c.once.Do(func() {
-		c.mu.Lock()
-		c.closed = true
-		c.mu.Unlock()
-		c.stdin.Close()
-		select {
-		case <-c.exited:
-		case <-time.After(c.timeout):
-			c.logger.Debug("mcp: the server did not exit when its stdin closed; sending SIGTERM")
-			terminate(c.cmd)
-			select {
-			case <-c.exited:
-			case <-time.After(c.timeout):
-				c.logger.Warn("mcp: the server ignored SIGTERM; killing it")
-				kill(c.cmd)
-				<-c.exited
-			}
-		}
-		// The process is gone; children that kept its stdout open must
-		// not keep our reader waiting.
-		c.stdout.Close()
-	})
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.stop()
 	return nil
 }
 
+// stop runs the stop sequence once, whatever ended the session: Close,
+// the end of stdout, or the server's exit. Every step is for the whole
+// process group: a server that exits when its stdin closes may leave
+// behind a process it started (npx's wrapper exits, node lives on).
+func (c *commandConn) stop() {
+	c.stopOnce.Do(func() {
+		c.stdin.Close()
+		if !c.gone(c.timeout) {
+			c.logger.Debug("mcp: the server did not exit when its stdin closed; sending SIGTERM")
+			terminate(c.cmd)
+			if !c.gone(c.timeout) {
+				c.logger.Warn("mcp: the server ignored SIGTERM; killing it")
+				kill(c.cmd)
+				<-c.exited
+				c.gone(c.timeout) // SIGKILL is not refused, but takes a moment
+			}
+		}
+		// The pipes end once drained (see pipeReader); a process that
+		// left the group and still writes must not keep them open.
+		ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+		defer cancel()
+		for _, p := range []struct {
+			done <-chan struct{}
+			r    *pipeReader
+		}{{c.stdoutEnded, c.stdout}, {c.stderrDone, c.stderr}} {
+			select {
+			case <-p.done:
+			case <-ctx.Done():
+			}
+			p.r.Close()
+		}
+	})
+}
+
+// gone waits at most d for the server process to exit and its process
+// group to empty.
+func (c *commandConn) gone(d time.Duration) bool {
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	select {
+	case <-c.exited:
+	case <-deadline.C:
+		return false
+	}
+	// Processes other than our child cannot be waited for; look again
+	// now and then.
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		reapGroup(c.cmd)
+		if !groupAlive(c.cmd) {
+			return true
+		}
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			return false
+		}
+	}
+}
+
 func (c *commandConn) sizeSetting() string { return "CommandTransport.MaxMessageSize" }
+
+// pipeReader is the read end of a pipe from the server. Once the server
+// has exited it stops waiting: it returns what the pipe holds and then
+// io.EOF, though a process the server started (a daemon, a child it did
+// not wait for) may hold the write end open for ever.
+type pipeReader struct {
+	f      *os.File
+	exited atomic.Bool
+}
+
+func (r *pipeReader) Read(p []byte) (int, error) {
+	if !r.exited.Load() {
+		n, err := r.f.Read(p)
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			return n, err
+		}
+		// serverExited woke us.
+	}
+	return readReady(r.f, p)
+}
+
+func (r *pipeReader) Close() error { return r.f.Close() }
+
+// serverExited makes reads stop waiting for more, waking one that waits.
+func (r *pipeReader) serverExited() {
+	r.exited.Store(true)
+	wakeReader(r.f)
+}

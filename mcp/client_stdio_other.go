@@ -2,9 +2,18 @@
 
 package mcp
 
-import "os/exec"
+import (
+	"os"
+	"os/exec"
+)
 
+// Outside unix the server has no process group of its own: the stop
+// sequence reaches the server process alone.
 func ownGroup(*exec.Cmd) {}
+
+func groupAlive(*exec.Cmd) bool { return false }
+
+func reapGroup(*exec.Cmd) {}
 
 func terminate(cmd *exec.Cmd) {
 	if cmd.Process != nil {
@@ -17,3 +26,9 @@ func kill(cmd *exec.Cmd) {
 		cmd.Process.Kill()
 	}
 }
+
+// Pipes are not on a poller outside unix: reads wait for the pipe's end,
+// which the stop sequence brings by closing it after TerminateTimeout.
+func wakeReader(*os.File) {}
+
+func readReady(f *os.File, p []byte) (int, error) { return f.Read(p) }
