@@ -33,7 +33,9 @@ func LoadAPIKeys(path string) (*APIKeys, error) {
 	return k, nil
 }
 
-// ParseAPIKeys reads key lines from r.
+// ParseAPIKeys reads key lines from r. Key names are refused '#', ':',
+// '/', white space and unprintable characters, with the line that has
+// one.
 func ParseAPIKeys(r io.Reader) (*APIKeys, error) {
 	k := &APIKeys{byHash: map[string]string{}}
 	sc := bufio.NewScanner(r)
@@ -46,6 +48,9 @@ func ParseAPIKeys(r io.Reader) (*APIKeys, error) {
 		hexHash, isSHA := strings.CutPrefix(rest, "sha256:")
 		if !ok || name == "" || !isSHA {
 			return nil, fmt.Errorf("line %d: want name:sha256:hex (never the key itself)", n)
+		}
+		if err := checkName("key", name); err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
 		}
 		if b, err := hex.DecodeString(hexHash); err != nil || len(b) != sha256.Size {
 			return nil, fmt.Errorf("line %d: key %q: the hash is not 64 hex digits", n, name)

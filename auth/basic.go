@@ -2,10 +2,12 @@ package auth
 
 import (
 	"bufio"
+	"crypto/rand"
 	"crypto/sha256"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +23,11 @@ import (
 // mod_authn_socache does); a wrong password always pays the full cost.
 type BasicUsers struct {
 	hashes map[string][]byte
+	// dummy is compared against when the user is unknown, so that a wrong
+	// name takes as long as a wrong password of a typical user: it has the
+	// median cost of the file's hashes. It is made on first use, since
+	// bcrypt at load would slow every start.
+	dummy func() []byte
 
 	mu       sync.Mutex
 	verified map[[sha256.Size]byte]time.Time
@@ -30,6 +37,12 @@ const (
 	basicCacheTTL  = 5 * time.Minute
 	basicCacheSize = 4096
 )
+
+// MinBcryptCost is the lowest bcrypt cost a user file may hold. Cheaper
+// hashes are refused at load: they are quick to crack from a leaked file,
+// and they answer so much faster than the others that they tell a prober
+// which names exist.
+const MinBcryptCost = 10
 
 // LoadBasicUsers reads a user file: one "name:bcrypt-hash" per line (the
 // htpasswd -B format, made by `mcpgate auth hash-password`); blank lines
@@ -47,9 +60,13 @@ func LoadBasicUsers(path string) (*BasicUsers, error) {
 	return u, nil
 }
 
-// ParseBasicUsers reads user lines from r.
+// ParseBasicUsers reads user lines from r. It refuses, with the line, a
+// hash of a cost below [MinBcryptCost], a name given twice, and a name
+// holding '#', ':', '/', white space or unprintable characters.
 func ParseBasicUsers(r io.Reader) (*BasicUsers, error) {
 	u := &BasicUsers{hashes: map[string][]byte{}, verified: map[[sha256.Size]byte]time.Time{}}
+	lines := map[string]int{}
+	var costs []int
 	sc := bufio.NewScanner(r)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
@@ -60,9 +77,21 @@ func ParseBasicUsers(r io.Reader) (*BasicUsers, error) {
 		if !ok || name == "" {
 			return nil, fmt.Errorf("line %d: want name:bcrypt-hash", n)
 		}
-		if _, err := bcrypt.Cost([]byte(hash)); err != nil {
+		if err := checkName("user", name); err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		if prev, dup := lines[name]; dup {
+			return nil, fmt.Errorf("line %d: user %q is already on line %d", n, name, prev)
+		}
+		cost, err := bcrypt.Cost([]byte(hash))
+		if err != nil {
 			return nil, fmt.Errorf("line %d: user %q: not a bcrypt hash (make one with `mcpgate auth hash-password`)", n, name)
 		}
+		if cost < MinBcryptCost {
+			return nil, fmt.Errorf("line %d: user %q: the bcrypt cost is %d, below the least accepted, %d; make a new hash with `mcpgate auth hash-password`", n, name, cost, MinBcryptCost)
+		}
+		lines[name] = n
+		costs = append(costs, cost)
 		u.hashes[name] = []byte(hash)
 	}
 	if err := sc.Err(); err != nil {
@@ -71,22 +100,23 @@ func ParseBasicUsers(r io.Reader) (*BasicUsers, error) {
 	if len(u.hashes) == 0 {
 		return nil, fmt.Errorf("no users")
 	}
+	slices.Sort(costs)
+	median := costs[len(costs)/2] // the higher middle one of an even count
+	u.dummy = sync.OnceValue(func() []byte {
+		// A random password: nobody can sign in as an unknown user.
+		var pw [16]byte
+		rand.Read(pw[:])
+		h, _ := bcrypt.GenerateFromPassword(pw[:], median)
+		return h
+	})
 	return u, nil
 }
-
-// dummyHash is compared against when the user is unknown, so that a wrong
-// name takes as long as a wrong password and names cannot be probed. It is
-// made on first use: bcrypt at package init would slow every start.
-var dummyHash = sync.OnceValue(func() []byte {
-	h, _ := bcrypt.GenerateFromPassword([]byte("mcpgate-dummy"), bcrypt.DefaultCost)
-	return h
-})
 
 // Check reports whether name and password match.
 func (u *BasicUsers) Check(name, password string) bool {
 	hash, ok := u.hashes[name]
 	if !ok {
-		bcrypt.CompareHashAndPassword(dummyHash(), []byte(password))
+		bcrypt.CompareHashAndPassword(u.dummy(), []byte(password))
 		return false
 	}
 	// The hash covers the stored bcrypt hash too, so an entry never

@@ -42,8 +42,10 @@ type issuer struct {
 
 	mu        sync.Mutex
 	n         int
-	signing   jwk.Key   // private key of the current generation
-	published []jwk.Key // public keys in the JWKS
+	signing   jwk.Key       // private key of the current generation
+	published []jwk.Key     // public keys in the JWKS
+	hold      chan struct{} // while set, JWKS requests wait until it closes
+	broken    bool          // JWKS requests fail with 500
 }
 
 func newIssuer(t *testing.T) *issuer {
@@ -63,6 +65,21 @@ func newIssuer(t *testing.T) *issuer {
 	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, r *http.Request) {
 		iss.fetches.Add(1)
 		iss.mu.Lock()
+		hold := iss.hold
+		iss.mu.Unlock()
+		if hold != nil {
+			select {
+			case <-hold:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		iss.mu.Lock()
+		if iss.broken {
+			iss.mu.Unlock()
+			http.Error(w, "the key store is down", http.StatusInternalServerError)
+			return
+		}
 		set := jwk.NewSet()
 		for _, k := range iss.published {
 			set.AddKey(k)
@@ -83,24 +100,68 @@ func (iss *issuer) URL() string { return iss.srv.URL }
 // once the old key's tokens have expired.
 func (iss *issuer) rotate(t *testing.T) {
 	t.Helper()
+	key, pub := iss.newKey(t)
+	iss.mu.Lock()
+	defer iss.mu.Unlock()
+	iss.signing, iss.published = key, []jwk.Key{pub}
+}
+
+// publishNew makes a key with the next key id and publishes it beside the
+// others, as an issuer does before it signs with a new key; it returns
+// the private key.
+func (iss *issuer) publishNew(t *testing.T) jwk.Key {
+	t.Helper()
+	key, pub := iss.newKey(t)
+	iss.mu.Lock()
+	defer iss.mu.Unlock()
+	iss.published = append(iss.published, pub)
+	return key
+}
+
+func (iss *issuer) newKey(t *testing.T) (private, public jwk.Key) {
+	t.Helper()
 	raw, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
 	iss.mu.Lock()
-	defer iss.mu.Unlock()
 	iss.n++
+	kid := fmt.Sprintf("key-%d", iss.n)
+	iss.mu.Unlock()
 	key, err := jwk.Import(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	key.Set(jwk.KeyIDKey, fmt.Sprintf("key-%d", iss.n))
+	key.Set(jwk.KeyIDKey, kid)
 	key.Set(jwk.AlgorithmKey, jwa.RS256())
 	pub, err := jwk.PublicKeyOf(key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	iss.signing, iss.published = key, []jwk.Key{pub}
+	return key, pub
+}
+
+// stall makes JWKS requests wait until the returned function is called
+// (or the test ends).
+func (iss *issuer) stall(t *testing.T) (release func()) {
+	hold := make(chan struct{})
+	iss.mu.Lock()
+	iss.hold = hold
+	iss.mu.Unlock()
+	release = sync.OnceFunc(func() {
+		iss.mu.Lock()
+		iss.hold = nil
+		iss.mu.Unlock()
+		close(hold)
+	})
+	t.Cleanup(release)
+	return release
+}
+
+func (iss *issuer) setBroken(broken bool) {
+	iss.mu.Lock()
+	iss.broken = broken
+	iss.mu.Unlock()
 }
 
 // claims are the defaults of a token; tests override what they probe.
@@ -109,7 +170,8 @@ type claims struct {
 	aud      []string
 	exp      time.Time
 	scope    string
-	key      jwk.Key // signs instead of the issuer's key
+	key      jwk.Key        // signs instead of the issuer's key
+	extra    map[string]any // more claims
 }
 
 func (iss *issuer) token(t *testing.T, resource string, edit func(*claims)) string {
@@ -123,6 +185,9 @@ func (iss *issuer) token(t *testing.T, resource string, edit func(*claims)) stri
 	b := jwt.NewBuilder().Issuer(c.iss).Subject(c.sub).Audience(c.aud).Expiration(c.exp).IssuedAt(time.Now())
 	if c.scope != "" {
 		b = b.Claim("scope", c.scope)
+	}
+	for k, v := range c.extra {
+		b = b.Claim(k, v)
 	}
 	tok, err := b.Build()
 	if err != nil {
@@ -158,7 +223,7 @@ func newProtected(t *testing.T, cfg func(resource string) auth.Config) *protecte
 		if p == nil {
 			return mcp.TextResult("anonymous"), nil, nil
 		}
-		return mcp.TextResult(p.Method + " " + p.Subject + " [" + strings.Join(p.Scopes, " ") + "]"), nil, nil
+		return mcp.TextResult(p.Method + " " + p.Subject + " [" + strings.Join(p.Scopes, " ") + "] " + p.Key()), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "delete_everything", Description: "Needs mcp:admin"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
 		return mcp.TextResult("deleted"), nil, nil

@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -28,17 +30,21 @@ type Config struct {
 	// gets 403 with an insufficient_scope challenge, so the client can
 	// ask for more (step-up). Other credentials are not scoped.
 	MethodScopes map[string][]string
-	// Logger records refusals (never the credentials). Default
-	// slog.Default().
+	// Logger records refusals, with the user name of Basic credentials
+	// (never a password, key or token). Default slog.Default().
 	Logger *slog.Logger
+	// Throttle slows down the guessing of Basic passwords; the zero
+	// value throttles with its defaults.
+	Throttle ThrottleConfig
 }
 
 // Middleware authenticates requests before they reach an MCP handler.
 type Middleware struct {
-	cfg     Config
-	prmURL  string
-	prmPath string
-	prmBody []byte
+	cfg      Config
+	throttle *throttle
+	prmURL   string
+	prmPath  string
+	prmBody  []byte
 }
 
 // New returns the middleware for cfg.
@@ -52,7 +58,7 @@ func New(cfg Config) (*Middleware, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	m := &Middleware{cfg: cfg}
+	m := &Middleware{cfg: cfg, throttle: newThrottle(cfg.Throttle)}
 	if o := cfg.OAuth; o != nil {
 		u, _ := url.Parse(o.cfg.Resource)
 		m.prmPath = "/.well-known/oauth-protected-resource" + strings.TrimSuffix(u.Path, "/")
@@ -93,16 +99,9 @@ func (m *Middleware) Wrap(next http.Handler) http.Handler {
 				"Bad Request: credentials are not accepted in the URL; send them in the Authorization header")
 			return
 		}
-		p, err := m.authenticate(r)
-		if errors.Is(err, ErrKeysUnavailable) {
-			m.cfg.Logger.Error("auth: cannot check tokens", "err", err)
-			w.Header().Set("Retry-After", "30")
-			m.writeError(w, http.StatusServiceUnavailable, "Service Unavailable: the authorization server's keys cannot be fetched; try again later")
-			return
-		}
+		p, user, err := m.authenticate(r)
 		if err != nil {
-			m.cfg.Logger.Info("auth: request refused", "path", r.URL.Path, "remote", r.RemoteAddr, "reason", err)
-			m.challenge(w, err)
+			m.refuseCredentials(w, r, user, err)
 			return
 		}
 		if p.Method == "oauth" {
@@ -115,48 +114,129 @@ func (m *Middleware) Wrap(next http.Handler) http.Handler {
 	})
 }
 
-// PrincipalID returns the ID of the request's principal: the function
-// mcphttp.Options.Principal wants.
-func (m *Middleware) PrincipalID(r *http.Request) string { return FromContext(r.Context()).ID() }
+// PrincipalID returns the binding key of the request's principal
+// ([Principal.Key]): the function mcphttp.Options.Principal wants.
+func (m *Middleware) PrincipalID(r *http.Request) string { return FromContext(r.Context()).Key() }
 
-var errNoCredentials = errors.New("no credentials")
+// clientError is a refusal whose text the client may read. Other errors'
+// text goes to the log only: it may quote a library's internals.
+type clientError string
 
-func (m *Middleware) authenticate(r *http.Request) (*Principal, error) {
+func (e clientError) Error() string { return string(e) }
+
+var (
+	errNoCredentials  = clientError("authentication is required")
+	errBasicOff       = clientError("Basic authentication is not accepted here")
+	errMalformedBasic = clientError("malformed Basic credentials")
+	errWrongPassword  = clientError("wrong user name or password")
+	errUnknownKey     = clientError("unknown API key")
+	errTooLarge       = clientError(fmt.Sprintf("the credentials are larger than %d bytes", MaxTokenSize))
+)
+
+// throttledError refuses a sign-in attempted too soon after failures.
+type throttledError struct{ wait time.Duration }
+
+func (e *throttledError) Error() string {
+	return fmt.Sprintf("too many failed sign-ins; try again in %d seconds", e.seconds())
+}
+
+func (e *throttledError) seconds() int { return int((e.wait + time.Second - 1) / time.Second) }
+
+// authenticate returns the request's principal, or why it has none; user
+// is the name Basic credentials gave, for the log.
+func (m *Middleware) authenticate(r *http.Request) (p *Principal, user string, err error) {
 	h := r.Header.Get("Authorization")
 	if h == "" {
-		return nil, errNoCredentials
+		return nil, "", errNoCredentials
 	}
 	scheme, cred, _ := strings.Cut(h, " ")
 	cred = strings.TrimSpace(cred)
 	switch strings.ToLower(scheme) {
 	case "basic":
-		if m.cfg.Basic == nil {
-			return nil, errors.New("Basic authentication is not accepted here")
-		}
-		raw, err := base64.StdEncoding.DecodeString(cred)
-		if err != nil {
-			return nil, errors.New("malformed Basic credentials")
-		}
-		user, pass, ok := strings.Cut(string(raw), ":")
-		if !ok || !m.cfg.Basic.Check(user, pass) {
-			return nil, errors.New("wrong user name or password")
-		}
-		return &Principal{Method: "basic", Subject: user}, nil
+		return m.basic(r, cred)
 	case "bearer":
 		if cred == "" {
-			return nil, errNoCredentials
+			return nil, "", errNoCredentials
+		}
+		if len(cred) > MaxTokenSize {
+			return nil, "", fmt.Errorf("%w: %w", ErrInvalidToken, errTokenTooLarge)
 		}
 		if m.cfg.APIKeys != nil {
 			if name := m.cfg.APIKeys.Lookup(cred); name != "" {
-				return &Principal{Method: "apikey", Subject: name}, nil
+				return &Principal{Method: "apikey", Subject: name}, "", nil
 			}
 		}
 		if m.cfg.OAuth != nil {
-			return m.cfg.OAuth.Verify(r.Context(), cred)
+			p, err := m.cfg.OAuth.Verify(r.Context(), cred)
+			return p, "", err
 		}
-		return nil, fmt.Errorf("%w: unknown API key", ErrInvalidToken)
+		return nil, "", fmt.Errorf("%w: %w", ErrInvalidToken, errUnknownKey)
 	}
-	return nil, fmt.Errorf("the %q authorization scheme is not accepted", scheme)
+	if len(scheme) > 32 {
+		return nil, "", clientError("the authorization scheme is not accepted")
+	}
+	return nil, "", clientError(fmt.Sprintf("the %q authorization scheme is not accepted", scheme))
+}
+
+// basic checks Basic credentials, unless their address or user name has
+// failed too often lately; every failure counts against both.
+func (m *Middleware) basic(r *http.Request, cred string) (*Principal, string, error) {
+	if m.cfg.Basic == nil {
+		return nil, "", errBasicOff
+	}
+	if len(cred) > MaxTokenSize {
+		return nil, "", errTooLarge
+	}
+	now := time.Now()
+	raw, err := base64.StdEncoding.DecodeString(cred)
+	if err != nil {
+		if wait := m.throttle.wait(r.RemoteAddr, "", now); wait > 0 {
+			return nil, "", &throttledError{wait}
+		}
+		m.throttle.fail(r.RemoteAddr, "", now)
+		return nil, "", errMalformedBasic
+	}
+	user, pass, ok := strings.Cut(string(raw), ":")
+	if wait := m.throttle.wait(r.RemoteAddr, user, now); wait > 0 {
+		return nil, user, &throttledError{wait}
+	}
+	if !ok || !m.cfg.Basic.Check(user, pass) {
+		m.throttle.fail(r.RemoteAddr, user, time.Now())
+		return nil, user, errWrongPassword
+	}
+	return &Principal{Method: "basic", Subject: user}, user, nil
+}
+
+// refuseCredentials answers a request whose credentials were refused: 503
+// when the issuer's keys are out of reach, 429 while throttled, else 401.
+// The log gets the reason in full and the user name, if any, shortened.
+func (m *Middleware) refuseCredentials(w http.ResponseWriter, r *http.Request, user string, err error) {
+	attrs := []any{"path", r.URL.Path, "remote", r.RemoteAddr}
+	if user != "" {
+		attrs = append(attrs, "user", logName(user))
+	}
+	var throttled *throttledError
+	switch {
+	case errors.Is(err, ErrKeysUnavailable):
+		m.cfg.Logger.Error("auth: cannot check tokens", "err", err)
+		w.Header().Set("Retry-After", "30")
+		m.writeError(w, http.StatusServiceUnavailable, "Service Unavailable: the authorization server's keys cannot be fetched; try again later")
+	case errors.As(err, &throttled):
+		m.cfg.Logger.Warn("auth: sign-in throttled", append(attrs, "retry_after", throttled.seconds())...)
+		w.Header().Set("Retry-After", strconv.Itoa(throttled.seconds()))
+		m.writeError(w, http.StatusTooManyRequests, "Too Many Requests: "+throttled.Error())
+	default:
+		m.cfg.Logger.Info("auth: request refused", append(attrs, "reason", err)...)
+		m.challenge(w, err)
+	}
+}
+
+// logName bounds a client-chosen name for the log.
+func logName(name string) string {
+	if len(name) > 64 {
+		return name[:64] + "..."
+	}
+	return name
 }
 
 // challenge answers 401 with a WWW-Authenticate challenge for each
@@ -184,11 +264,15 @@ func (m *Middleware) challenge(w http.ResponseWriter, err error) {
 		}
 		h.Add("WWW-Authenticate", c)
 	}
-	msg := "Unauthorized: authentication is required"
-	if !errors.Is(err, errNoCredentials) {
-		msg = "Unauthorized: " + err.Error()
+	msg := "the credentials were not accepted"
+	var ce clientError
+	switch {
+	case errors.As(err, &ce):
+		msg = string(ce)
+	case errors.Is(err, ErrInvalidToken):
+		msg = "the access token is invalid or expired"
 	}
-	m.writeError(w, http.StatusUnauthorized, msg)
+	m.writeError(w, http.StatusUnauthorized, "Unauthorized: "+msg)
 }
 
 func (m *Middleware) refuse(w http.ResponseWriter, status int, bearerParams, msg string) {

@@ -1,10 +1,13 @@
 package auth_test
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
+	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -294,5 +297,229 @@ func TestOAuthConfigErrors(t *testing.T) {
 	}
 	if _, err := auth.New(auth.Config{}); err == nil {
 		t.Error("auth.New with no methods accepted")
+	}
+}
+
+const waitFor = 10 * time.Second // a bound on a hang, never a timing assertion
+
+// answer runs do in the background, so that a test can tell a request
+// that waits from one that is answered.
+func (p *protected) answer(t *testing.T, c call) <-chan reply {
+	ch := make(chan reply, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, p.srv.URL+"/mcp", strings.NewReader(c.body))
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", c.authz)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			ch <- reply{}
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		ch <- reply{status: resp.StatusCode, header: resp.Header, body: string(b)}
+	}()
+	return ch
+}
+
+// While the issuer's key endpoint hangs, tokens signed with a cached key
+// verify at once; tokens naming a new key id wait for one fetch, made
+// once for all of them, and verify when it returns.
+func TestOAuthKnownKeysVerifyWhileAFetchHangs(t *testing.T) {
+	iss := newIssuer(t)
+	// No client timeout: a fetch lasts as long as the issuer makes it.
+	p := newProtected(t, oauthConfig(t, iss, func(c *auth.OAuthConfig) { c.HTTPClient = &http.Client{} }))
+	known := bearer(iss.token(t, p.resource, nil))
+	p.open(t, known)
+
+	release := iss.stall(t)
+	newKey := iss.publishNew(t)
+	var waiting []<-chan reply
+	for range 4 {
+		tok := bearer(iss.token(t, p.resource, func(c *claims) { c.key = newKey }))
+		waiting = append(waiting, p.answer(t, call{authz: tok, body: initBody}))
+	}
+	for deadline := time.Now().Add(waitFor); iss.fetches.Load() < 2; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a token with a new key id fetched no keys")
+		}
+	}
+	for i := range 3 {
+		select {
+		case r := <-p.answer(t, call{authz: known, body: initBody}):
+			if r.status != http.StatusOK {
+				t.Fatalf("known key, request %d: %d %s", i, r.status, r.body)
+			}
+		case <-time.After(waitFor):
+			t.Fatalf("a token signed with a cached key waited for the hanging key fetch")
+		}
+	}
+	for i, ch := range waiting {
+		select {
+		case r := <-ch:
+			t.Fatalf("new key id, request %d answered (%d) before the keys came: %s", i, r.status, r.body)
+		default:
+		}
+	}
+	release()
+	for i, ch := range waiting {
+		select {
+		case r := <-ch:
+			if r.status != http.StatusOK {
+				t.Errorf("new key id, request %d: %d %s", i, r.status, r.body)
+			}
+		case <-time.After(waitFor):
+			t.Fatalf("new key id, request %d: no answer after the keys came", i)
+		}
+	}
+	if n := iss.fetches.Load(); n != 2 {
+		t.Errorf("%d JWKS fetches, want 2: one at the start, one for the four tokens with the new key id", n)
+	}
+}
+
+// A key endpoint that fails is retried with backoff, not on every
+// request, whether there are no keys yet or cached keys are stale; the
+// keys are fetched again once it is back.
+func TestOAuthFailedKeyFetchesBackOff(t *testing.T) {
+	const requests = 30
+	for _, tt := range []struct {
+		name          string
+		fetchedBefore bool // keys were fetched before the endpoint broke
+	}{
+		{"no keys yet", false},
+		{"stale keys", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			iss := newIssuer(t)
+			p := newProtected(t, oauthConfig(t, iss, func(c *auth.OAuthConfig) {
+				c.JWKSURL = iss.URL() + "/jwks"
+				c.RefreshInterval = time.Nanosecond // always stale
+			}))
+			tok := bearer(iss.token(t, p.resource, nil))
+			want := http.StatusServiceUnavailable
+			if tt.fetchedBefore {
+				p.open(t, tok)
+				want = http.StatusOK // the stale keys still verify
+			}
+			before := iss.fetches.Load()
+			iss.setBroken(true)
+			for i := range requests {
+				if r := p.do(t, call{authz: tok, body: initBody}); r.status != want {
+					t.Fatalf("request %d: %d, want %d: %s", i, r.status, want, r.body)
+				}
+			}
+			// The first failure waits a second before the next try: the
+			// requests would have to take seconds for more than a few.
+			if n := iss.fetches.Load() - before; n > 4 {
+				t.Errorf("%d JWKS fetches for %d requests while it fails, want a few", n, requests)
+			}
+			iss.setBroken(false)
+			ok := false
+			for deadline := time.Now().Add(waitFor); !ok && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+				ok = p.do(t, call{authz: tok, body: initBody}).status == http.StatusOK
+			}
+			if !ok {
+				t.Fatal("the keys were not fetched again after the endpoint came back")
+			}
+		})
+	}
+}
+
+// A bearer token over MaxTokenSize is refused without being parsed (no
+// key fetch for its key id), and refusals never quote the JWT library.
+func TestOAuthOversizedAndForgedTokensGetPlain401s(t *testing.T) {
+	iss := newIssuer(t)
+	p := newProtected(t, oauthConfig(t, iss, nil))
+	huge := iss.token(t, p.resource, func(c *claims) {
+		c.key = iss.publishNew(t) // an unknown key id would fetch keys
+		c.extra = map[string]any{"padding": strings.Repeat("x", 20<<10)}
+	})
+	other, _ := rsa.GenerateKey(rand.Reader, 2048)
+	forged, _ := jwk.Import(other)
+	forged.Set(jwk.KeyIDKey, "key-1")
+	for _, tt := range []struct {
+		name, token, says string
+		fetches           int32
+	}{
+		{"20 KiB token", huge, "larger than 16384 bytes", 0},
+		{"forged signature", iss.token(t, p.resource, func(c *claims) { c.key = forged }), "invalid or expired", 1},
+		{"expired", iss.token(t, p.resource, func(c *claims) { c.exp = time.Now().Add(-time.Hour) }), "invalid or expired", 1},
+		{"garbage", "eyJhbGciOiJSUzI1NiJ9.e30.c2ln", "invalid or expired", 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := p.do(t, call{authz: bearer(tt.token), body: initBody})
+			if r.status != http.StatusUnauthorized || !strings.Contains(r.body, tt.says) {
+				t.Errorf("%d %s, want 401 saying %q", r.status, r.body, tt.says)
+			}
+			for _, internal := range []string{"jws", "jwt", "jwk", "verify", "parse", "failed to"} {
+				if strings.Contains(strings.ToLower(r.body), internal) {
+					t.Errorf("the body quotes the library (%q): %s", internal, r.body)
+				}
+			}
+			if n := iss.fetches.Load(); n != tt.fetches {
+				t.Errorf("%d JWKS fetches so far, want %d", n, tt.fetches)
+			}
+		})
+	}
+}
+
+// A principal carries the verified issuer, and claims only up to
+// MaxClaimSize each and MaxClaimsSize together.
+func TestOAuthPrincipalClaimsAreBounded(t *testing.T) {
+	iss := newIssuer(t)
+	const resource = "https://mcp.example/mcp"
+	o, err := auth.NewOAuth(auth.OAuthConfig{Issuer: iss.URL(), Resource: resource})
+	if err != nil {
+		t.Fatal(err)
+	}
+	third := strings.Repeat("x", auth.MaxClaimsSize/3) // two fit with the small claims, not three
+	for _, tt := range []struct {
+		name      string
+		extra     map[string]any
+		leftOut   int // of the extra claims
+		mustLeave []string
+	}{
+		{"one over MaxClaimSize", map[string]any{"huge": strings.Repeat("h", auth.MaxClaimSize)}, 1, []string{"huge"}},
+		{"three that pass MaxClaimsSize together", map[string]any{"big1": third, "big2": third, "big3": third}, 1, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tok := iss.token(t, resource, func(c *claims) {
+				c.extra = map[string]any{"tenant": "globex"}
+				maps.Copy(c.extra, tt.extra)
+			})
+			p, err := o.Verify(context.Background(), tok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Issuer != iss.URL() || p.Key() != `["oauth","`+iss.URL()+`","alice"]` {
+				t.Errorf("issuer %q, key %s", p.Issuer, p.Key())
+			}
+			size, kept := 0, 0
+			for k, v := range p.Claims {
+				b, _ := json.Marshal(v)
+				size += len(k) + len(b)
+				if _, ok := tt.extra[k]; ok {
+					kept++
+				}
+			}
+			if size > auth.MaxClaimsSize || kept != len(tt.extra)-tt.leftOut {
+				t.Errorf("%d bytes of claims, %d of %d extra ones kept", size, kept, len(tt.extra))
+			}
+			for _, k := range tt.mustLeave {
+				if _, ok := p.Claims[k]; ok {
+					t.Errorf("claim %q kept", k)
+				}
+			}
+			for _, small := range []string{"iss", "sub", "aud", "exp", "iat", "scope", "tenant"} {
+				if _, ok := p.Claims[small]; !ok {
+					t.Errorf("claim %q left out", small)
+				}
+			}
+			if !p.HasScope("mcp:read") {
+				t.Errorf("scopes %v", p.Scopes)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -59,11 +60,37 @@ func TestBasic(t *testing.T) {
 	}
 }
 
+// fakeHash is a bcrypt hash of the given cost as far as loading can tell
+// (no password matches it): making real ones of cost 10 and more is slow.
+func fakeHash(cost int) string {
+	return fmt.Sprintf("$2a$%02d$%s", cost, strings.Repeat("x", 53))
+}
+
 func TestParseBasicUsersErrors(t *testing.T) {
-	for _, in := range []string{"", "# only a comment\n", "bob\n", ":$2a$10$abc\n", "bob:plaintext\n"} {
-		if _, err := auth.ParseBasicUsers(strings.NewReader(in)); err == nil {
-			t.Errorf("ParseBasicUsers(%q) accepted", in)
+	ok := fakeHash(auth.MinBcryptCost)
+	for _, tt := range []struct{ in, want string }{
+		{"", "no users"},
+		{"# only a comment\n", "no users"},
+		{"bob\n", "line 1: want name:bcrypt-hash"},
+		{":$2a$10$abc\n", "line 1: want name:bcrypt-hash"},
+		{"bob:plaintext\n", `line 1: user "bob": not a bcrypt hash`},
+		{"# cheap\nbob:" + fakeHash(4) + "\n", `line 2: user "bob": the bcrypt cost is 4, below the least accepted, 10`},
+		{"bob:" + fakeHash(9) + "\n", "the bcrypt cost is 9"},
+		{"bob:" + ok + "\nbob:" + ok + "\n", `line 2: user "bob" is already on line 1`},
+		{"alice#globex:" + ok + "\n", `line 1: user name "alice#globex" contains '#'`},
+		{"ali ce:" + ok + "\n", "contains white space (U+0020)"},
+		{"al/ice:" + ok + "\n", `contains '/'`},
+		{"ali\x7fce:" + ok + "\n", "contains the unprintable character U+007F"},
+		{"ali\u200bce:" + ok + "\n", "contains the unprintable character U+200B"},
+		{"ali\xffce:" + ok + "\n", "bytes that are not UTF-8"},
+	} {
+		_, err := auth.ParseBasicUsers(strings.NewReader(tt.in))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseBasicUsers(%q) = %v, want %q", tt.in, err, tt.want)
 		}
+	}
+	if _, err := auth.ParseBasicUsers(strings.NewReader("alice@example.com:" + ok + "\nbob:" + fakeHash(12) + "\n")); err != nil {
+		t.Errorf("good names and costs refused: %v", err)
 	}
 }
 
@@ -102,10 +129,48 @@ func TestAPIKeys(t *testing.T) {
 
 func TestParseAPIKeysErrors(t *testing.T) {
 	key, _ := auth.NewAPIKey("x")
-	for _, in := range []string{"", "ci:" + key + "\n", "ci:sha256:1234\n", ":sha256:" + auth.HashAPIKey(key) + "\n", "ci\n"} {
-		if _, err := auth.ParseAPIKeys(strings.NewReader(in)); err == nil {
-			t.Errorf("ParseAPIKeys(%q) accepted", in)
+	hash := auth.HashAPIKey(key)
+	for _, tt := range []struct{ in, want string }{
+		{"", "no keys"},
+		{"ci:" + key + "\n", "line 1: want name:sha256:hex"},
+		{"ci:sha256:1234\n", `line 1: key "ci": the hash is not 64 hex digits`},
+		{":sha256:" + hash + "\n", "line 1: want name:sha256:hex"},
+		{"ci\n", "line 1: want name:sha256:hex"},
+		{"# keys\nci#prod:sha256:" + hash + "\n", `line 2: key name "ci#prod" contains '#'`},
+		{"ci/prod:sha256:" + hash + "\n", `contains '/'`},
+		{"ci\tprod:sha256:" + hash + "\n", "contains white space (U+0009)"},
+		{"ci\x00:sha256:" + hash + "\n", "contains the unprintable character U+0000"},
+	} {
+		_, err := auth.ParseAPIKeys(strings.NewReader(tt.in))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseAPIKeys(%q) = %v, want %q", tt.in, err, tt.want)
 		}
+	}
+}
+
+// Keys tell apart principals whose IDs, or IDs joined to other names, a
+// separator in a name could confuse.
+func TestPrincipalKeysAreUnambiguous(t *testing.T) {
+	for _, tt := range []struct {
+		p    *auth.Principal
+		want string
+	}{
+		{nil, ""},
+		{&auth.Principal{Method: "basic", Subject: "alice"}, `["basic","","alice"]`},
+		{&auth.Principal{Method: "basic", Subject: "alice#globex"}, `["basic","","alice#globex"]`},
+		{&auth.Principal{Method: "apikey", Subject: "alice"}, `["apikey","","alice"]`},
+		{&auth.Principal{Method: "oauth", Issuer: "https://a.example", Subject: "alice"}, `["oauth","https://a.example","alice"]`},
+		{&auth.Principal{Method: "oauth", Issuer: "https://b.example", Subject: "alice"}, `["oauth","https://b.example","alice"]`},
+		{&auth.Principal{Method: "oauth", Issuer: "https://a.example\",\"x", Subject: "alice"}, `["oauth","https://a.example\",\"x","alice"]`},
+		{&auth.Principal{Method: "oauth", Issuer: "https://a.example", Subject: "x\",\"alice"}, `["oauth","https://a.example","x\",\"alice"]`},
+	} {
+		if got := tt.p.Key(); got != tt.want {
+			t.Errorf("%+v: key %s, want %s", tt.p, got, tt.want)
+		}
+	}
+	// ID stays what configuration files name.
+	if id := (&auth.Principal{Method: "apikey", Subject: "ci"}).ID(); id != "apikey:ci" {
+		t.Errorf("ID %q", id)
 	}
 }
 
