@@ -10,6 +10,7 @@ FUZZ_TARGETS := \
 	./jsonrpc:FuzzLineReader \
 	./jsonrpc:FuzzDecodeFast \
 	./internal/jsonscan:FuzzValid \
+	./internal/redact:FuzzString \
 	./mcp:FuzzSessionHandle \
 	./mcp:FuzzFlatSchema \
 	./mcp:FuzzToolResultFastEncoding \
