@@ -10,9 +10,6 @@ type interpProblem struct {
 	unset     bool
 }
 
-// Redaction is what Redacted and messages show in place of a secret.
-const Redaction = "[redacted]"
-
 // interpolate expands ${VAR} and ${VAR:-default} (the default when VAR
 // is unset or empty, as in the shell) and turns $$ into $. A '$' before
 // anything else is kept, so most strings written for Claude Desktop mean

@@ -2,23 +2,24 @@ package config
 
 import (
 	"maps"
-	"net/url"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/mcpgate/mcpgate/internal/redact"
 )
 
-// secretFlag matches command-line flags whose value is likely a
-// credential (--api-key, --access-token, --password ...).
-var secretFlag = regexp.MustCompile(`(?i)^--?[a-z0-9_-]*(key|token|secret|passw|credential)[a-z0-9_-]*$`)
+// Redaction is what Redacted and messages show in place of a secret:
+// the same text as the gateway's log and audit records.
+const Redaction = redact.Marker
 
 // Redacted returns a copy of c that is safe to print or log: env and
 // header values, bearerToken and clientSecret are Redaction, and so is
 // every part of a string that came from ${VAR} interpolation. Beyond
-// those guarantees it hides what looks like a credential: the value of
-// an argument such as --api-key, and passwords and secret-looking query
-// parameters in URLs. Warnings are copied as they are: they never hold
-// values.
+// those guarantees it hides what looks like a credential, by the rules
+// of internal/redact: the value of a flag such as --api-key or --pwd,
+// and in a command, an argument or a URL, passwords, secret-named
+// query parameters and well-known key shapes. Warnings are copied as
+// they are: they never hold values.
 func (c *Config) Redacted() *Config {
 	r := *c
 	r.Listen = c.hide(c.Listen)
@@ -31,7 +32,7 @@ func (c *Config) Redacted() *Config {
 			continue
 		}
 		t := *s
-		t.Command = c.hide(s.Command)
+		t.Command = redact.String(c.hide(s.Command))
 		t.Args = c.redactArgs(s.Args)
 		t.Env = redactValues(s.Env)
 		t.Cwd = c.hide(s.Cwd)
@@ -155,7 +156,8 @@ func redactValues(m map[string]string) map[string]string {
 }
 
 // redactArgs hides interpolated parts, the value after or in a secret
-// flag (--api-key X, --api-key=X), and URL passwords (postgres://u:p@h).
+// flag (--api-key X, --api-key=X), and what redact.String finds in the
+// other arguments (postgres://u:p@h, GITHUB_TOKEN=..., ghp_...).
 func (c *Config) redactArgs(args []string) []string {
 	if args == nil {
 		return nil
@@ -163,46 +165,19 @@ func (c *Config) redactArgs(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
 		a = c.hide(a)
-		if flag, _, ok := strings.Cut(a, "="); ok && secretFlag.MatchString(flag) {
+		if flag, _, ok := strings.Cut(a, "="); ok && redact.Flag(flag) {
 			a = flag + "=" + Redaction
-		} else if i > 0 && secretFlag.MatchString(args[i-1]) {
+		} else if i > 0 && redact.Flag(args[i-1]) {
 			a = Redaction
-		} else if strings.Contains(a, "://") {
-			a = redactURL(a)
+		} else {
+			a = redact.String(a)
 		}
 		out[i] = a
 	}
 	return out
 }
 
-// redactURL hides a URL's password and the values of query parameters
-// named like credentials (?api_key=...).
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.Scheme == "" {
-		return s
-	}
-	changed := false
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), placeholder)
-		changed = true
-	}
-	if q := u.Query(); len(q) > 0 {
-		for k := range q {
-			if secretFlag.MatchString("--" + k) {
-				q.Set(k, placeholder)
-				changed = true
-			}
-		}
-		if changed {
-			u.RawQuery = q.Encode()
-		}
-	}
-	if !changed {
-		return s
-	}
-	// URL encoding would escape the brackets of Redaction.
-	return strings.ReplaceAll(u.String(), placeholder, Redaction)
-}
-
-const placeholder = "mcpgate-redacted-c0ffee"
+// redactURL hides a URL's password, the values of query parameters
+// named like credentials (?api_key=...) and keys in its path (a Slack
+// webhook's).
+func redactURL(s string) string { return redact.String(s) }

@@ -63,6 +63,23 @@ func Name(name string) bool {
 	return stem && !described
 }
 
+// Flag reports whether arg is a command-line flag (-name or --name,
+// without a value) whose value is a secret: one with a secret [Name], or
+// --key, which on a command line is more often than not an API key.
+func Flag(arg string) bool {
+	name := strings.TrimPrefix(arg, "-")
+	name = strings.TrimPrefix(name, "-")
+	if name == arg || name == "" || name[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if !keyChar(name[i]) {
+			return false
+		}
+	}
+	return Name(name) || equalFold(name, "key")
+}
+
 // maxWord bounds the words Name looks at; longer ones match nothing.
 const maxWord = 64
 

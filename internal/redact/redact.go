@@ -4,7 +4,8 @@
 // bearer token, a URL's password, a GitHub, OpenAI, AWS or Slack key, a
 // JWT, a PEM private key) wherever they appear.
 //
-// [Name] decides whether a name is secret. [String] hides the secrets in
+// [Name] decides whether a name is secret, [Flag] whether a
+// command-line flag is. [String] hides the secrets in
 // free text: a command line, an error message, a URL, a header. [Value]
 // does both over decoded JSON and [JSON] over JSON text; [Handler] wraps
 // a [log/slog.Handler] so that every record is redacted before it is
@@ -39,10 +40,11 @@ const Marker = "[redacted]"
 
 // String returns s with the secrets in it replaced by [Marker]:
 //
-//   - the value after a secret name ([Name]) in key=value, key: value,
-//     "key": "value", --flag=value and --flag value, and in URL query
-//     parameters (?api_key=..., and ?key=...); an Authorization value
-//     keeps its scheme (Authorization: Bearer [redacted]);
+//   - the value after a secret name ([Name], [Flag]) in key=value,
+//     key: value, "key": "value", --flag=value and --flag value, and in
+//     URL query parameters (?api_key=..., and ?key=...); an
+//     Authorization value keeps its scheme (Authorization: Bearer
+//     [redacted]);
 //   - a token after Bearer or Basic, unless it reads as a word ("a
 //     bearer token", "basic usage");
 //   - the password in a URL (postgres://user:[redacted]@host);

@@ -219,6 +219,7 @@ func TestStringKeepsWhatSurroundsASecret(t *testing.T) {
 		{"--api-key=sk_test_x --tools=all", "--api-key=[redacted] --tools=all"},
 		{"--api-key X --tools=all", "--api-key [redacted] --tools=all"},
 		{"curl -u ann:pw https://h", "curl -u ann:[redacted] https://h"},
+		{"--key k1 --keyboard us --max-tokens 9", "--key [redacted] --keyboard us --max-tokens 9"},
 		{"token ghp_0123456789abcdefghij0123456789abcdef.", "token ghp_[redacted]."},
 		{"AKIAIOSFODNN7EXAMPLE", "AKIA[redacted]"},
 		{"AKIAIOSFODNN7EXAMPLEX", "AKIAIOSFODNN7EXAMPLEX"},
@@ -261,6 +262,24 @@ func TestName(t *testing.T) {
 	for _, n := range innocent {
 		if redact.Name(n) {
 			t.Errorf("Name(%q) = true, want false", n)
+		}
+	}
+}
+
+func TestFlag(t *testing.T) {
+	for _, tc := range []struct {
+		arg  string
+		want bool
+	}{
+		{"--api-key", true}, {"-api-key", true}, {"--pass", true}, {"--pwd", true}, {"--auth", true},
+		{"--bearer", true}, {"--passphrase", true}, {"--session-key", true}, {"--x-api-key", true},
+		{"--key", true}, {"-KEY", true}, {"--access_token", true},
+		{"api-key", false}, {"---api-key", false}, {"--", false}, {"-", false}, {"--api-key=x", false},
+		{"--keyboard", false}, {"--max-tokens", false}, {"--tokenizer", false}, {"--author", false},
+		{"--token-file", false}, {"--auth-type", false},
+	} {
+		if got := redact.Flag(tc.arg); got != tc.want {
+			t.Errorf("Flag(%q) = %v, want %v", tc.arg, got, tc.want)
 		}
 	}
 }

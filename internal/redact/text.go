@@ -57,14 +57,17 @@ func separator(s string, i, j int) (int, bool) {
 }
 
 // secretKey reports whether the name s[i:j] holds a secret: a secret
-// Name, or a query parameter called key (Google's ?key=AIza...). The
-// user in scheme://user:password@host is left to userinfo.
+// Name or Flag, or a query parameter called key (Google's ?key=AIza...).
+// The user in scheme://user:password@host is left to userinfo.
 func secretKey(s string, i, j int) bool {
 	if i >= 2 && s[i-2:i] == "//" {
 		return false
 	}
 	if i > 0 && (s[i-1] == '?' || s[i-1] == '&') && equalFold(s[i:j], "key") {
 		return true
+	}
+	if s[i] == '-' {
+		return Flag(s[i:j])
 	}
 	return Name(s[i:j])
 }

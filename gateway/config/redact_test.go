@@ -1,0 +1,56 @@
+package config
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestRedactedArgsHideEverySecretFlag: the flags the issue found in logs
+// (--pass, --pwd, --auth, --bearer, --passphrase, --session-key,
+// --x-api-key), in both spellings, and secrets in other arguments and
+// the command; flags that only look similar keep their values.
+func TestRedactedArgsHideEverySecretFlag(t *testing.T) {
+	for _, tc := range []struct{ args, want []string }{
+		{[]string{"--pass", "sec-1", "--pwd=sec-2", "--auth", "sec-3", "--bearer=sec-4"},
+			[]string{"--pass", Redaction, "--pwd=" + Redaction, "--auth", Redaction, "--bearer=" + Redaction}},
+		{[]string{"--passphrase", "sec-5", "--session-key=sec-6", "--x-api-key", "sec-7", "-api-key", "sec-8", "--key=sec-9"},
+			[]string{"--passphrase", Redaction, "--session-key=" + Redaction, "--x-api-key", Redaction, "-api-key", Redaction, "--key=" + Redaction}},
+		{[]string{"-e", "GITHUB_TOKEN=sec-10", "ghp_0123456789abcdefghij0123456789abcdef", "https://h/mcp?access_token=sec-11&q=1"},
+			[]string{"-e", "GITHUB_TOKEN=" + Redaction, "ghp_" + Redaction, "https://h/mcp?access_token=" + Redaction + "&q=1"}},
+		{[]string{"--max-tokens", "512", "--tokenizer", "bpe", "--author", "ann", "--auth-type", "oauth", "--keyboard", "us"},
+			[]string{"--max-tokens", "512", "--tokenizer", "bpe", "--author", "ann", "--auth-type", "oauth", "--keyboard", "us"}},
+	} {
+		args, _ := json.Marshal(tc.args)
+		src := `{"mcpServers": {"s": {"command": "env API_TOKEN=sec-cmd npx", "args": ` + string(args) + `}}}`
+		c, err := Parse([]byte(src), "c.json", env())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := c.Redacted().Servers["s"]
+		if !slices.Equal(r.Args, tc.want) {
+			t.Errorf("Redacted args of %q\n = %q\nwant %q", tc.args, r.Args, tc.want)
+		}
+		if want := "env API_TOKEN=" + Redaction + " npx"; r.Command != want {
+			t.Errorf("Redacted command = %q, want %q", r.Command, want)
+		}
+		if out, _ := json.Marshal(c.Redacted()); strings.Contains(string(out), "sec-") {
+			t.Errorf("redacted config shows a secret: %s", out)
+		}
+	}
+}
+
+func TestRedactedURLs(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"https://u:p@h/mcp", "https://u:" + Redaction + "@h/mcp"},
+		{"https://h/mcp?api_key=abc&q=1", "https://h/mcp?api_key=" + Redaction + "&q=1"},
+		{"https://h/mcp?key=abc&sig=def", "https://h/mcp?key=" + Redaction + "&sig=" + Redaction},
+		{"https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXXXXXXXXXX", "https://hooks.slack.com/services/" + Redaction},
+		{"https://h/mcp?tokens=5&page=2", "https://h/mcp?tokens=5&page=2"},
+	} {
+		if got := redactURL(tc.in); got != tc.want {
+			t.Errorf("redactURL(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
