@@ -333,6 +333,14 @@ func userinfo(s string, out []span) []span {
 			if at == len(s) || s[at] != '@' {
 				continue
 			}
+			// As in an authority, the last '@' before the path ends the
+			// password: what follows is then a host without one, and
+			// the redacted URL reads the same on a second pass.
+			for k := at + 1; k < len(s) && k-a < maxPassword && !urlStop(s[k]) && s[k] != '/' && s[k] != '?' && s[k] != '#'; k++ {
+				if s[k] == '@' {
+					at = k
+				}
+			}
 		}
 		if at < 0 {
 			continue
