@@ -321,6 +321,9 @@ func (o *OAuth) fetch(done chan struct{}, jwksURL string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.pending = nil
+	if jwksURL != "" {
+		o.jwksURL = jwksURL // discovered once, even if the keys failed
+	}
 	if err != nil {
 		o.failures++
 		backoff := maxBackoff
@@ -331,7 +334,7 @@ func (o *OAuth) fetch(done chan struct{}, jwksURL string) {
 		o.cfg.Logger.Warn("auth: cannot fetch the authorization server's keys", "issuer", o.cfg.Issuer, "err", err, "failures", o.failures, "retry_in", backoff, "cached", o.keys != nil)
 		return
 	}
-	o.jwksURL, o.keys, o.fetched = jwksURL, set, time.Now()
+	o.keys, o.fetched = set, time.Now()
 	o.failures, o.retryAt, o.lastErr = 0, time.Time{}, nil
 }
 
