@@ -34,8 +34,12 @@ func pairs(s string, out []span) []span {
 
 // separator returns where the value after the name s[i:j] starts, if a
 // value follows it: name=v, name: v, "name": v, 'name'=v, \"name\":v
-// (JSON inside a JSON string), or --name v.
+// (JSON inside a JSON string), name := v, 'name' => v, --name v, or
+// <name>v.
 func separator(s string, i, j int) (int, bool) {
+	if j < len(s) && s[j] == '>' && i > 0 && s[i-1] == '<' {
+		return j + 1, true
+	}
 	k := j
 	switch {
 	case k < len(s) && (s[k] == '"' || s[k] == '\''):
@@ -47,6 +51,9 @@ func separator(s string, i, j int) (int, bool) {
 	if k < len(s) && (s[k] == '=' || s[k] == ':') {
 		if s[k] == ':' && strings.HasPrefix(s[k+1:], "//") {
 			return 0, false // a URL's scheme
+		}
+		if k+1 < len(s) && (s[k+1] == '=' || s[k+1] == '>') {
+			k++ // :=, =>, ==
 		}
 		return skipBlank(s, k+1), true
 	}
