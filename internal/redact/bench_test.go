@@ -11,6 +11,13 @@ import (
 
 // toolCall is a typical tool call's arguments: a GitHub issue, 420
 // bytes of JSON, nothing to hide.
+//
+// Measured on a shared 2-core AMD EPYC (Go 1.26, other builds running):
+// String 2.1-2.3 µs and no allocation; Value 2.4-2.8 µs and no
+// allocation; Value with two secrets 3.7-4.3 µs, 6 allocations; JSON
+// 13-14 µs, most of it encoding/json's decode and encode, which the
+// gateway's sanitizer paid already. The hostile inputs run at 40-1000
+// MB/s, the same at 64 KiB and 1 MiB.
 const toolCall = `{"owner":"mcpgate","repo":"mcpgate","title":"Gateway: redact secrets in the request log",` +
 	`"body":"The request log shows the arguments of every tool call. Values under names the sanitizer ` +
 	`does not know reach the log and the audit database; see https://github.com/mcpgate/mcpgate/issues/19 ` +
@@ -65,10 +72,20 @@ func BenchmarkJSON(b *testing.B) {
 // case; its throughput matching the 64 KiB case's shows the time is
 // linear.
 func BenchmarkStringHostile(b *testing.B) {
-	for _, unit := range []string{"sk-", "pwd=\"", "a://u:p/", "-----BEGIN ", "bearer ", "x=", "\"password\":{[", "a"} {
+	for _, tc := range []struct{ name, unit string }{
+		{"formats", "sk-"},
+		{"open-quotes", `pwd="`},
+		{"urls", "a://u:p/"},
+		{"urls-with-at", "a://u:p/" + strings.Repeat("x", 200) + "@"},
+		{"pems", "-----BEGIN "},
+		{"bearers", "bearer "},
+		{"pairs", "x="},
+		{"brackets", `"password":{[`},
+		{"letters", "a"},
+	} {
 		for _, size := range []int{64 << 10, 1 << 20} {
-			s := strings.Repeat(unit, size/len(unit))
-			b.Run(fmt.Sprintf("%q/%dKiB", unit, size>>10), func(b *testing.B) {
+			s := strings.Repeat(tc.unit, size/len(tc.unit))
+			b.Run(fmt.Sprintf("%s/%dKiB", tc.name, size>>10), func(b *testing.B) {
 				b.SetBytes(int64(len(s)))
 				for b.Loop() {
 					redact.String(s)

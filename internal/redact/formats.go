@@ -217,7 +217,7 @@ func pems(s string, out []span) []span {
 			end += b
 		}
 		from = end
-		if body := s[b:end]; strings.TrimSpace(body) != "" && body != Marker {
+		if body := s[b:end]; strings.TrimSpace(body) != "" && !redacted(body) {
 			out = append(out, span{b, end})
 		}
 	}

@@ -20,8 +20,8 @@ import "strings"
 //     secret, private, session, master, signing, account, client ...);
 //     a bare "key" is not secret: it is the key of a map or a store;
 //   - a single word that ends in a long stem ("githubtoken",
-//     "clientsecret", "xapikey") or starts with password, passwd or
-//     passphrase ("passwordhash");
+//     "clientsecret", "xapikey") or starts with passw or passphrase
+//     ("passwordhash");
 //   - not "token" after page, next, progress, continuation and the
 //     like (pageToken, progressToken are cursors), nor tokenizer
 //     vocabulary (eos_token);
@@ -36,8 +36,12 @@ import "strings"
 // secret. Neither is "tokens": it counts language-model tokens
 // (max_tokens, input_tokens). oauth_provider_name has no stem (oauth is
 // not auth) and is not secret; pass_count has one and a count after it,
-// and is not secret either.
+// and is not secret either. Session ids (Mcp-Session-Id, session_id)
+// are not secret: logs need them to follow a session.
 func Name(name string) bool {
+	if len(name) < 3 { // the shortest stems: pwd, pin, otp ...
+		return false
+	}
 	var bufs [2][maxWord]byte
 	var prev []byte
 	stem, described := false, false

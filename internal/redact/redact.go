@@ -107,6 +107,13 @@ func apply(s string, spans []span) string {
 	return b.String()
 }
 
+// redacted reports whether a value that starts s was hidden already. A
+// value that starts with Marker is taken as hidden, to its end: where
+// hidden parts were merged, the Marker can stand for more than the value
+// (a closing quote, say), and a second pass must not take what follows
+// it for the value's rest.
+func redacted(s string) bool { return strings.HasPrefix(s, Marker) }
+
 // keyChar reports whether c can be part of a name in key=value text.
 func keyChar(c byte) bool { return keyChars[c] }
 

@@ -85,7 +85,7 @@ func pairValue(s string, v int, name string, out []span) ([]span, int) {
 	if v >= len(s) {
 		return out, v
 	}
-	if strings.HasPrefix(s[v:], Marker) {
+	if redacted(s[v:]) {
 		return out, v + len(Marker)
 	}
 	switch c := s[v]; {
@@ -108,7 +108,7 @@ func pairValue(s string, v int, name string, out []span) ([]span, int) {
 		if w == end || w == len(s) {
 			return out, end
 		}
-		if strings.HasPrefix(s[w:], Marker) {
+		if redacted(s[w:]) {
 			return out, w + len(Marker)
 		}
 		if e := unquotedEnd(s, w, false); e > w {
@@ -123,9 +123,9 @@ func pairValue(s string, v int, name string, out []span) ([]span, int) {
 	return append(out, span{v, end}), end
 }
 
-// quoted adds s[start:end] unless it is empty or already Marker.
+// quoted adds s[start:end] unless it is empty or already redacted.
 func quoted(s string, start, end int, out []span) []span {
-	if end > start && s[start:end] != Marker {
+	if end > start && !redacted(s[start:end]) {
 		out = append(out, span{start, end})
 	}
 	return out
@@ -229,7 +229,7 @@ func curlUser(s string, v int, out []span) ([]span, int) {
 		return out, end
 	}
 	pw := s[start+colon+1 : end]
-	if pw == "" || strings.HasPrefix(s[start+colon+1:], Marker) || strings.Trim(pw, "0123456789") == "" {
+	if pw == "" || redacted(s[start+colon+1:]) || strings.Trim(pw, "0123456789") == "" {
 		return out, end
 	}
 	return append(out, span{start + colon + 1, end}), end
@@ -313,6 +313,10 @@ const maxPassword = 256
 // userinfo hides the password in scheme://user:password@host, keeping
 // the user and the host.
 func userinfo(s string, out []span) []span {
+	// nextAt is the first '@' at or after where it was last looked for
+	// (-1: none to the end of s), so that many URLs without one do not
+	// each look to the end.
+	nextAt := -2
 	for from := 0; ; {
 		i := strings.Index(s[from:], "://")
 		if i < 0 {
@@ -333,13 +337,15 @@ func userinfo(s string, out []span) []span {
 		} else if c := strings.IndexByte(s[from:a], ':'); c >= 0 && a < len(s) && s[a] == '/' &&
 			strings.Trim(s[from+c+1:a], "0123456789") != "" {
 			// user:pa/ss@host: a password with a raw '/', not host:port/path.
-			at = a
-			for at < len(s) && at-a < maxPassword && !urlStop(s[at]) && s[at] != '@' {
-				at++
+			if nextAt != -1 && nextAt < a {
+				if nextAt = strings.IndexByte(s[a:], '@'); nextAt >= 0 {
+					nextAt += a
+				}
 			}
-			if at == len(s) || s[at] != '@' {
+			if nextAt < 0 || nextAt-a >= maxPassword || hasURLStop(s[a:nextAt]) {
 				continue
 			}
+			at = nextAt
 			// As in an authority, the last '@' before the path ends the
 			// password: what follows is then a host without one, and
 			// the redacted URL reads the same on a second pass.
@@ -356,13 +362,22 @@ func userinfo(s string, out []span) []span {
 		if c < 0 {
 			continue
 		}
-		if p := from + c + 1; at > p && s[p:at] != Marker {
+		if p := from + c + 1; at > p && !redacted(s[p:at]) {
 			out = append(out, span{p, at})
 		}
 	}
 }
 
 func schemeChar(c byte) bool { return alnum(c) || c == '+' || c == '-' || c == '.' }
+
+func hasURLStop(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if urlStop(s[i]) {
+			return true
+		}
+	}
+	return false
+}
 
 // urlStop reports whether c ends a URL written in text.
 func urlStop(c byte) bool {
