@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -343,6 +344,21 @@ func TestHandlerRedactsGroupsAttrsAndErrors(t *testing.T) {
 		if strings.Contains(b.String(), s) {
 			t.Errorf("log shows %s", s)
 		}
+	}
+}
+
+type nilError struct{ msg string }
+
+func (e *nilError) Error() string { return e.msg }
+
+func TestHandlerPassesOnValuesThatPanic(t *testing.T) {
+	var b bytes.Buffer
+	log := slog.New(redact.NewHandler(slog.NewTextHandler(&b, nil)))
+	var u *url.URL
+	var e *nilError
+	log.Info("m", "url", u, "err", error(e), "password", "p-1")
+	if !strings.Contains(b.String(), "password=[redacted]") {
+		t.Errorf("log: %s", b.String())
 	}
 }
 

@@ -104,7 +104,14 @@ func redactAttr(a slog.Attr, secret bool) slog.Attr {
 // anyValue redacts a value of kind Any. Types the redaction knows keep
 // their type; others are redacted through their JSON form (what
 // slog.JSONHandler would write), and replaced only where that changed.
-func anyValue(v slog.Value) slog.Value {
+// A value whose Error or String method panics (a nil pointer, say) is
+// passed on as it is: the next handler cannot show it either.
+func anyValue(v slog.Value) (out slog.Value) {
+	defer func() {
+		if recover() != nil {
+			out = v
+		}
+	}()
 	x := v.Any()
 	switch x := x.(type) {
 	case nil:
