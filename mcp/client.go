@@ -72,6 +72,11 @@ type ClientOptions struct {
 	CreateMessageHandler func(ctx context.Context, s *ClientSession, p *CreateMessageParams) (*CreateMessageResult, error)
 	ElicitationHandler   func(ctx context.Context, s *ClientSession, p *ElicitParams) (*ElicitResult, error)
 	RootsHandler         func(ctx context.Context, s *ClientSession) (*ListRootsResult, error)
+	// MaxServerRequests bounds the server's requests (sampling,
+	// elicitation, roots) that the handlers run at once; past it a
+	// request is refused at once, so a server cannot make the client
+	// hold work without end. Zero means 16.
+	MaxServerRequests int
 	// SamplingTools and ElicitationURL widen what the handlers above are
 	// declared to support (tool use in sampling; URL-mode elicitation).
 	SamplingTools  bool
@@ -79,10 +84,18 @@ type ClientOptions struct {
 	// Capabilities adds to what the handlers declare (experimental,
 	// extensions).
 	Capabilities *ClientCapabilities
+	// DeclareCapabilities, when set, decides what initialize declares
+	// from what the handlers and Capabilities would: for a proxy whose
+	// handlers refuse some servers, which should not be told that the
+	// client offers what they will be refused.
+	DeclareCapabilities func(ClientCapabilities) ClientCapabilities
 
 	// Handlers for the server's notifications. They run one at a time in
 	// the order received, on a goroutine of their own, so they may call
-	// the session (a list_changed handler may list again).
+	// the session (a list_changed handler may list again). The answer to
+	// a call with a progress callback is delivered after the handlers
+	// queued before it, so a handler that waits on the server holds such
+	// calls too: from a server that may not answer, wait elsewhere.
 	ProgressHandler            func(ctx context.Context, s *ClientSession, p *ProgressNotificationParams)
 	LoggingMessageHandler      func(ctx context.Context, s *ClientSession, p *LoggingMessageParams)
 	ToolListChangedHandler     func(ctx context.Context, s *ClientSession)
@@ -133,6 +146,9 @@ func NewClient(impl *Implementation, opts *ClientOptions) *Client {
 	if c.opts.RequestTimeout == 0 {
 		c.opts.RequestTimeout = 60 * time.Second
 	}
+	if c.opts.MaxServerRequests <= 0 {
+		c.opts.MaxServerRequests = 16
+	}
 	if c.opts.Logger == nil {
 		c.opts.Logger = slog.Default()
 	}
@@ -158,6 +174,9 @@ func (c *Client) capabilities() ClientCapabilities {
 	}
 	if c.opts.RootsHandler != nil && caps.Roots == nil {
 		caps.Roots = &RootsCapability{ListChanged: true}
+	}
+	if c.opts.DeclareCapabilities != nil {
+		caps = c.opts.DeclareCapabilities(caps)
 	}
 	return caps
 }
@@ -278,6 +297,9 @@ type ClientSession struct {
 
 	ctx    context.Context // ends when the session closes
 	cancel context.CancelCauseFunc
+
+	refusing atomic.Int32 // refusals being written (refuse)
+	serving  atomic.Int32 // the server's requests handled, until answered
 
 	mu     sync.Mutex
 	init   *InitializeResult
@@ -653,6 +675,27 @@ func (cs *ClientSession) runNotifications() {
 	}
 }
 
+// maxRefusing bounds the refusals being written to a server at once.
+const maxRefusing = 64
+
+// refuse answers a server's request with an error, off the reading
+// goroutine: a server that floods requests without reading its input
+// would otherwise block the client's reading on the write of a refusal,
+// and with it the answers the client waits for (each side waiting for the
+// other to read). Past maxRefusing writes in progress, refusals are
+// dropped: such a server is not reading them.
+func (cs *ClientSession) refuse(id jsonrpc.ID, e *jsonrpc.Error) {
+	if cs.refusing.Add(1) > maxRefusing {
+		cs.refusing.Add(-1)
+		cs.logger.Warn("mcp: dropped the refusal of a server's request: the server is not reading what the client writes", "id", truncateString(id.String(), 64))
+		return
+	}
+	go func() {
+		defer cs.refusing.Add(-1)
+		cs.write(context.Background(), jsonrpc.AppendError(nil, id, e))
+	}()
+}
+
 // handleRequest answers a server-to-client request with the handler the
 // application supplied, or -32601 when it supplied none.
 func (cs *ClientSession) handleRequest(msg *jsonrpc.Message) {
@@ -690,14 +733,25 @@ func (cs *ClientSession) handleRequest(msg *jsonrpc.Message) {
 		}
 	}
 	if h == nil {
-		cs.write(context.Background(), jsonrpc.AppendError(nil, msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: this client does not handle %q", truncateString(msg.Method, 64))))
+		cs.refuse(msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: this client does not handle %q", truncateString(msg.Method, 64)))
 		return
 	}
 	ctx, cancel := context.WithCancel(cs.ctx)
+	// Counted until the answer is written, not only while the handler
+	// runs: answers to a server that does not read would otherwise pile
+	// up, a goroutine each.
+	if cs.serving.Add(1) > int32(opts.MaxServerRequests) {
+		cs.serving.Add(-1)
+		cancel()
+		cs.refuse(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError,
+			"Internal error: this client already handles %d of your requests, the most it allows at once; send %s again when one has been answered", opts.MaxServerRequests, truncateString(msg.Method, 64)))
+		return
+	}
 	cs.mu.Lock()
 	cs.inbound[msg.ID] = cancel
 	cs.mu.Unlock()
 	go func() {
+		defer cs.serving.Add(-1)
 		defer cancel()
 		res, err := func() (res any, err error) {
 			defer func() {

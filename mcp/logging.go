@@ -56,6 +56,14 @@ func (s *Server) setLevel(_ context.Context, req *Request) (any, error) {
 	return emptyResult{}, nil
 }
 
+// LoggingLevel returns the level the client set with logging/setLevel,
+// or "" if it has set none.
+func (ss *ServerSession) LoggingLevel() LoggingLevel {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.logLevel
+}
+
 // ErrLoggingNotDeclared is returned by Log when the server did not declare
 // the logging capability (ServerOptions.Logging).
 var ErrLoggingNotDeclared = errors.New("mcp: logging capability not declared")
