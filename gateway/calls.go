@@ -13,6 +13,16 @@ import (
 
 type downstreamKey struct{}
 
+// activeCall is a downstream request in flight to an upstream, with the
+// context of its upstream call: what the upstream asks in return is
+// asked on its behalf and ends with it.
+type activeCall struct {
+	req *mcp.Request
+	ctx context.Context
+	// relays counts the upstream's requests relayed for it now.
+	relays int
+}
+
 // do runs f against the upstream on behalf of a downstream request: within
 // the concurrency bound and the circuit breaker, bounded by the upstream's
 // timeout, with the request recorded so that what the upstream asks in
@@ -33,9 +43,9 @@ func (u *upstream) do(ctx context.Context, req *mcp.Request, f func(ctx context.
 	if err != nil {
 		return err
 	}
-	u.track(req, true)
-	defer u.track(req, false)
-	err = f(context.WithValue(ctx, downstreamKey{}, req), cs)
+	ac := u.track(req, ctx)
+	defer u.untrack(ac)
+	err = f(context.WithValue(ctx, downstreamKey{}, ac), cs)
 	out := upstreamError(u.cfg.Name, ctx, err)
 	var rpcErr *jsonrpc.Error
 	failed := out != nil && errors.As(out, &rpcErr) && rpcErr.Code >= CodeUpstreamFailed && rpcErr.Code <= CodeUpstreamUnavailable
@@ -43,36 +53,43 @@ func (u *upstream) do(ctx context.Context, req *mcp.Request, f func(ctx context.
 	return out
 }
 
-// track records the downstream requests in flight to this upstream.
-func (u *upstream) track(req *mcp.Request, add bool) {
-	if req == nil {
-		return
-	}
+// track records a downstream request in flight to this upstream.
+func (u *upstream) track(req *mcp.Request, ctx context.Context) *activeCall {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.lastUsed = time.Now()
-	if add {
-		u.active = append(u.active, req)
-	} else {
-		u.active = slices.DeleteFunc(u.active, func(r *mcp.Request) bool { return r == req })
+	if req == nil {
+		return nil
+	}
+	ac := &activeCall{req: req, ctx: ctx}
+	u.active = append(u.active, ac)
+	return ac
+}
+
+func (u *upstream) untrack(ac *activeCall) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.lastUsed = time.Now()
+	if ac != nil {
+		u.active = slices.DeleteFunc(u.active, func(a *activeCall) bool { return a == ac })
 	}
 }
 
-// downstream finds the downstream request an upstream's request belongs
+// downstream finds the downstream call an upstream's request belongs
 // to: the call it came in (a 2026-07-28 upstream's input rounds carry
 // the call's context), or else the newest call in flight to this upstream
 // (a legacy upstream's requests name no call) that is not parked: the
 // handler of a parked call already waits on its own question.
-func (u *upstream) downstream(ctx context.Context) *mcp.Request {
-	if r, ok := ctx.Value(downstreamKey{}).(*mcp.Request); ok {
-		return r
+func (u *upstream) downstream(ctx context.Context) *activeCall {
+	if ac, ok := ctx.Value(downstreamKey{}).(*activeCall); ok && ac != nil {
+		return ac
 	}
 	u.mu.Lock()
 	active := slices.Clone(u.active)
 	u.mu.Unlock()
-	for _, r := range slices.Backward(active) {
-		if !u.g.relays.parked(r) {
-			return r
+	for _, ac := range slices.Backward(active) {
+		if !u.g.relays.parked(ac.req) {
+			return ac
 		}
 	}
 	if n := len(active); n > 0 {

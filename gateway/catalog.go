@@ -4,10 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
+	"hash"
+	"maps"
 	"path"
-	"slices"
 	"strings"
 
+	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/toolsearch"
 )
@@ -68,21 +71,121 @@ func allowed(name string, allow, deny []string) bool {
 // refresh lists everything the upstream offers and publishes it in place
 // of what it published before. The list_changed notifications of the
 // upstream call it again, so the gateway's lists are served from memory.
+//
+// Refreshes of one upstream run one at a time, and a refresh asked for
+// while another runs is folded into the next one; nothing gateway-wide is
+// held while the upstream is listed, so one upstream's slowness is
+// invisible to the others. Each refresh has the upstream's timeout as
+// its deadline, and each kind of listing is bounded in items and bytes
+// (maxListItems, maxListBytes).
 func (u *upstream) refresh(ctx context.Context, cs *mcp.ClientSession) error {
+	return u.refreshAs(ctx, cs, nil)
+}
+
+// refreshAs is refresh, calling started (if set) once it has its turn.
+func (u *upstream) refreshAs(ctx context.Context, cs *mcp.ClientSession, started func()) error {
 	if u.tenantKey != "" {
 		return nil // the shared instance publishes the server's items
 	}
-	u.g.refreshMu.Lock()
-	defer u.g.refreshMu.Unlock()
+	asked := u.refreshAsked.Add(1)
+	u.refreshMu.Lock()
+	defer u.refreshMu.Unlock()
+	if started != nil {
+		started()
+	}
+	if u.refreshDone >= asked {
+		return nil // a refresh that started after this one was asked for has published
+	}
+	start := u.refreshAsked.Load()
+	ctx, cancel := context.WithTimeout(ctx, u.timeout())
+	defer cancel()
+	pub, err := u.list(ctx, cs)
+	if err != nil {
+		return err
+	}
+	u.g.publish(u, pub)
+	u.refreshDone = start
+	return nil
+}
+
+// listChanged is the upstream's list_changed handler. The refresh runs
+// on a goroutine of its own: the client's notification handlers run one
+// at a time, and a call's answer waits behind them for its progress
+// notifications, so a handler waiting on an upstream that never answers
+// its listing would hold that upstream's calls too. A storm of
+// notifications costs one refresh running and one waiting.
+func (u *upstream) listChanged(ctx context.Context, cs *mcp.ClientSession) {
+	if u.refreshQueued.Swap(true) {
+		return // one waiting already; it will list after this change
+	}
+	go func() {
+		if err := u.refreshAs(ctx, cs, func() { u.refreshQueued.Store(false) }); err != nil && ctx.Err() == nil {
+			u.logger.Warn("gateway: could not list the upstream again after it changed; keeping what it published before", "error", err)
+		}
+	}()
+}
+
+// listing is what one refresh read, as the gateway publishes it.
+type listing struct {
+	cat       *catalog
+	tools     []*mcp.Tool
+	prompts   []*mcp.Prompt
+	resources []*mcp.Resource
+	templates []*mcp.ResourceTemplate
+}
+
+// listBudget bounds one kind of a listing; every published item passes
+// through take, which also adds it to the catalog's digest.
+type listBudget struct {
+	u                  *upstream
+	kind               string
+	items, bytes       int
+	maxItems, maxBytes int
+	sum                hash.Hash
+}
+
+func (u *upstream) budget(kind string, sum hash.Hash) *listBudget {
+	b := &listBudget{u: u, kind: kind, maxItems: u.cfg.MaxListItems, maxBytes: u.cfg.MaxListBytes, sum: sum}
+	if b.maxItems <= 0 {
+		b.maxItems = config.DefaultMaxListItems
+	}
+	if b.maxBytes <= 0 {
+		b.maxBytes = config.DefaultMaxListBytes
+	}
+	return b
+}
+
+func (b *listBudget) take(item any) error {
+	data, err := json.Marshal(item)
+	if err != nil {
+		return fmt.Errorf("%s: %w", b.kind, err)
+	}
+	b.items++
+	b.bytes += len(data)
+	switch {
+	case b.items > b.maxItems:
+		return fmt.Errorf("the server listed more than %d %s, the most the gateway reads (maxListItems); raise maxListItems for this server if it really offers that many", b.maxItems, b.kind)
+	case b.bytes > b.maxBytes:
+		return fmt.Errorf("the server's %s take more than %d bytes, the most the gateway reads (maxListBytes); raise maxListBytes for this server if they really are that large", b.kind, b.maxBytes)
+	}
+	b.sum.Write(data)
+	b.sum.Write([]byte{'\n'})
+	return nil
+}
+
+// list reads everything the upstream offers, within the budgets.
+func (u *upstream) list(ctx context.Context, cs *mcp.ClientSession) (*listing, error) {
 	caps := cs.InitializeResult().Capabilities
 	pol := u.cfg.Tools
 	name := u.cfg.Name
-	cat := &catalog{tools: map[string]string{}, tasks: map[string]string{}, prompts: map[string]string{}}
-	var tools []*mcp.Tool
+	sum := sha256.New()
+	l := &listing{cat: &catalog{tools: map[string]string{}, tasks: map[string]string{}, prompts: map[string]string{}}}
+	cat := l.cat
 	if caps.Tools != nil {
+		b := u.budget("tools", sum)
 		for t, err := range cs.Tools(ctx) {
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if !allowed(t.Name, pol.Allow, pol.Deny) {
 				continue
@@ -103,10 +206,6 @@ func (u *upstream) refresh(ctx context.Context, cs *mcp.ClientSession) error {
 				u.logger.Error("gateway: a tool name collides with one of the gateway's tool search tools; rename it in the configuration", "name", pub, "tool", orig)
 				continue
 			}
-			if other := u.g.owner(pub); other != nil && other != u {
-				u.logger.Error("gateway: a tool name collides with another server's; rename it in the configuration", "name", pub, "other", other.cfg.Name)
-				continue
-			}
 			c := *t
 			c.Name, c.Unvalidated, c.Execution = pub, true, nil
 			if ts := taskSupport(cs, t); ts != mcp.TaskSupportForbidden {
@@ -119,81 +218,143 @@ func (u *upstream) refresh(ctx context.Context, cs *mcp.ClientSession) error {
 			if d, ok := pol.Descriptions[orig]; ok {
 				c.Description = d
 			}
+			// The gateway's _meta namespace is the operator's: what the
+			// upstream put there is dropped, and only the configuration
+			// writes it.
+			c.Meta = foreignMeta(t.Meta)
 			if m, ok := pol.Meta[orig]; ok {
-				meta := mcp.Meta{}
-				for k, v := range t.Meta {
-					meta[k] = v
+				meta := maps.Clone(c.Meta)
+				if meta == nil {
+					meta = mcp.Meta{}
 				}
 				meta[MetaTool] = m
 				c.Meta = meta
 			}
+			if err := b.take(&c); err != nil {
+				return nil, err
+			}
 			cat.tools[pub] = orig
-			tools = append(tools, &c)
+			l.tools = append(l.tools, &c)
 		}
 	}
-	var prompts []*mcp.Prompt
 	if caps.Prompts != nil {
+		b := u.budget("prompts", sum)
 		for p, err := range cs.Prompts(ctx) {
 			if err != nil {
-				return err
+				return nil, err
 			}
 			c := *p
 			c.Name = u.g.publishName(name, p.Name)
+			c.Meta = foreignMeta(p.Meta)
 			if _, dup := cat.prompts[c.Name]; dup {
 				continue
 			}
+			if err := b.take(&c); err != nil {
+				return nil, err
+			}
 			cat.prompts[c.Name] = p.Name
-			prompts = append(prompts, &c)
+			l.prompts = append(l.prompts, &c)
 		}
 	}
-	var resources []*mcp.Resource
-	var templates []*mcp.ResourceTemplate
 	if caps.Resources != nil {
+		b := u.budget("resources", sum)
 		for r, err := range cs.Resources(ctx) {
 			if err != nil {
-				return err
+				return nil, err
 			}
 			c := *r
 			c.URI = publishURI(name, r.URI)
+			c.Meta = foreignMeta(r.Meta)
+			if err := b.take(&c); err != nil {
+				return nil, err
+			}
 			cat.resources = append(cat.resources, c.URI)
-			resources = append(resources, &c)
+			l.resources = append(l.resources, &c)
 		}
+		b = u.budget("resource templates", sum)
 		for t, err := range cs.ResourceTemplates(ctx) {
 			if err != nil {
-				return err
+				return nil, err
 			}
 			c := *t
 			c.URITemplate = publishURI(name, t.URITemplate)
+			c.Meta = foreignMeta(t.Meta)
+			if err := b.take(&c); err != nil {
+				return nil, err
+			}
 			cat.templates = append(cat.templates, c.URITemplate)
-			templates = append(templates, &c)
+			l.templates = append(l.templates, &c)
 		}
 	}
-	b, _ := json.Marshal([]any{tools, prompts, resources, templates})
-	cat.sum = sha256.Sum256(b)
-	u.g.publish(u, cat, tools, prompts, resources, templates)
-	return nil
+	copy(cat.sum[:], sum.Sum(nil))
+	return l, nil
 }
 
-// publish replaces what u published with a new catalog.
-func (g *Gateway) publish(u *upstream, cat *catalog, tools []*mcp.Tool, prompts []*mcp.Prompt, resources []*mcp.Resource, templates []*mcp.ResourceTemplate) {
+// gatewayMeta is the prefix of the _meta keys that belong to the gateway.
+const gatewayMeta = "io.mcpgate/"
+
+// foreignMeta is an upstream's _meta without the gateway's keys.
+func foreignMeta(m mcp.Meta) mcp.Meta {
+	var out mcp.Meta
+	for k := range m {
+		if strings.HasPrefix(k, gatewayMeta) {
+			if out == nil {
+				out = maps.Clone(m)
+			}
+			delete(out, k)
+		}
+	}
+	if out == nil {
+		return m
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// publish replaces what u published with a new listing: the gateway's
+// maps change under its lock in one pass, the server's registries in one
+// batch per kind, outside it. Names another server publishes already are
+// left out. Publications of one upstream (and its withdrawal) run one at
+// a time.
+func (g *Gateway) publish(u *upstream, l *listing) {
+	u.pubMu.Lock()
+	defer u.pubMu.Unlock()
+	cat := l.cat
 	g.mu.Lock()
 	if g.upstreams[u.cfg.Name] != u {
 		g.mu.Unlock()
 		return // stopped by a reload while it listed
 	}
 	old := u.catalog
-	u.catalog = cat
 	if old != nil && old.sum == cat.sum {
+		u.catalog = cat
 		g.mu.Unlock()
 		return // nothing changed: no list_changed for the clients
 	}
-	for pub := range cat.tools {
-		g.toolOwner[pub] = u
+	tools := l.tools[:0:0]
+	for _, t := range l.tools {
+		if other := g.toolOwner[t.Name]; other != nil && other != u {
+			u.logger.Error("gateway: a tool name collides with another server's; rename it in the configuration", "name", t.Name, "other", other.cfg.Name)
+			delete(cat.tools, t.Name)
+			delete(cat.tasks, t.Name)
+			continue
+		}
+		g.toolOwner[t.Name] = u
+		tools = append(tools, t)
 	}
-	for pub := range cat.prompts {
-		g.promptOwner[pub] = u
+	prompts := l.prompts[:0:0]
+	for _, p := range l.prompts {
+		if other := g.promptOwner[p.Name]; other != nil && other != u {
+			delete(cat.prompts, p.Name)
+			continue
+		}
+		g.promptOwner[p.Name] = u
+		prompts = append(prompts, p)
 	}
-	var goneTools, gonePrompts []string
+	u.catalog = cat
+	var goneTools, gonePrompts, goneResources, goneTemplates []string
 	if old != nil {
 		for pub := range old.tools {
 			if _, ok := cat.tools[pub]; !ok {
@@ -207,47 +368,42 @@ func (g *Gateway) publish(u *upstream, cat *catalog, tools []*mcp.Tool, prompts 
 				delete(g.promptOwner, pub)
 			}
 		}
+		goneResources = without(old.resources, cat.resources)
+		goneTemplates = without(old.templates, cat.templates)
 	}
 	g.mu.Unlock()
 	g.indexTools(u.cfg.Name, tools)
 	if err := g.server.UpdateTools(goneTools, tools, g.callTool); err != nil {
 		g.logger.Error("gateway: could not publish the upstream's tools", "upstream", u.cfg.Name, "error", err)
 	}
-	if len(gonePrompts) > 0 {
-		g.server.RemovePrompts(gonePrompts...)
+	if err := g.server.UpdatePrompts(gonePrompts, prompts, g.getPrompt); err != nil {
+		u.logger.Warn("gateway: could not publish the upstream's prompts", "error", err)
 	}
-	for _, p := range prompts {
-		g.server.AddPrompt(p, g.getPrompt)
+	if err := g.server.UpdateResources(goneResources, l.resources, g.readResource); err != nil {
+		u.logger.Warn("gateway: could not publish the upstream's resources", "error", err)
 	}
-	if old != nil {
-		if gone := without(old.resources, cat.resources); len(gone) > 0 {
-			g.server.RemoveResources(gone...)
-		}
-		if gone := without(old.templates, cat.templates); len(gone) > 0 {
-			g.server.RemoveResourceTemplates(gone...)
-		}
-	}
-	for _, r := range resources {
-		g.server.AddResource(r, g.readResource)
-	}
-	for _, t := range templates {
-		if err := g.server.AddResourceTemplate(t, g.readResource); err != nil {
-			u.logger.Warn("gateway: skipped a resource template", "template", t.URITemplate, "error", err)
-		}
+	if err := g.server.UpdateResourceTemplates(goneTemplates, l.templates, g.readResource); err != nil {
+		u.logger.Warn("gateway: skipped resource templates", "error", err)
 	}
 }
 
 // withdraw unpublishes everything of a down upstream; the others stay.
 func (g *Gateway) withdraw(u *upstream) {
+	u.pubMu.Lock()
+	defer u.pubMu.Unlock()
 	g.mu.Lock()
 	old := u.catalog
 	u.catalog = nil
 	if old != nil {
 		for pub := range old.tools {
-			delete(g.toolOwner, pub)
+			if g.toolOwner[pub] == u {
+				delete(g.toolOwner, pub)
+			}
 		}
 		for pub := range old.prompts {
-			delete(g.promptOwner, pub)
+			if g.promptOwner[pub] == u {
+				delete(g.promptOwner, pub)
+			}
 		}
 	}
 	g.mu.Unlock()
@@ -262,10 +418,15 @@ func (g *Gateway) withdraw(u *upstream) {
 	u.logger.Warn("gateway: withdrew the upstream's tools until it recovers", "tools", len(old.tools))
 }
 
+// without returns the items of a that b lacks, in linear time.
 func without(a, b []string) []string {
+	in := make(map[string]struct{}, len(b))
+	for _, x := range b {
+		in[x] = struct{}{}
+	}
 	var out []string
 	for _, x := range a {
-		if !slices.Contains(b, x) {
+		if _, ok := in[x]; !ok {
 			out = append(out, x)
 		}
 	}

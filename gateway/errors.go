@@ -17,6 +17,7 @@ const (
 	CodeUpstreamUnavailable = -32010 // the server is down, starting, or its circuit is open
 	CodeUpstreamTimeout     = -32011 // no answer within the server's timeout; the call was cancelled upstream
 	CodeUpstreamFailed      = -32012 // the connection broke during the call (the server died, say)
+	CodeUpstreamTooLarge    = -32013 // the server's answer was over the gateway's message size limit; data.limit names it
 )
 
 func errUnavailable(server string, cause error) *jsonrpc.Error {
@@ -33,6 +34,7 @@ func errUnavailable(server string, cause error) *jsonrpc.Error {
 // through unchanged; failures of the hop get the gateway's codes.
 func upstreamError(server string, ctx context.Context, err error) error {
 	var ce *mcp.CallError
+	var tooLarge *mcp.MessageTooLargeError
 	switch {
 	case err == nil:
 		return nil
@@ -43,6 +45,9 @@ func upstreamError(server string, ctx context.Context, err error) error {
 			WithData(map[string]any{"server": server})
 	case ctx.Err() != nil:
 		return ctx.Err() // the downstream client cancelled
+	case errors.As(err, &tooLarge):
+		return jsonrpc.Errorf(CodeUpstreamTooLarge, "Upstream %q answered with %s, over the gateway's limit of %d bytes; the call failed, the server is still connected. Ask for less (a narrower query, a page), or raise the limit",
+			server, sizeOf(tooLarge.Size), tooLarge.Limit).WithData(map[string]any{"server": server, "limit": tooLarge.Limit})
 	case errors.Is(err, mcp.ErrConnectionClosed), errors.Is(err, mcp.ErrSessionClosed):
 		return jsonrpc.Errorf(CodeUpstreamFailed, "Upstream %q failed during the call (%v); it is being restarted, and the call may be retried", server, err).
 			WithData(map[string]any{"server": server})
@@ -55,3 +60,10 @@ func upstreamError(server string, ctx context.Context, err error) error {
 }
 
 var errCallTimeout = errors.New("the upstream's timeout passed")
+
+func sizeOf(n int) string {
+	if n <= 0 {
+		return "a message"
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

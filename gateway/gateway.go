@@ -76,9 +76,9 @@ type Gateway struct {
 	sep     string
 	server  *mcp.Server
 
-	refreshMu  sync.Mutex // one publication at a time
 	tokenStore oauthclient.TokenStore
 	limiter    *limiter
+	sampling   *limiter // sampling relays, per server and per caller
 	metrics    *metrics
 	audit      *Audit
 	relays     *relays
@@ -144,6 +144,7 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 		limits, g.fileLimits = LimitsFromConfig(cfg.Limits), true
 	}
 	g.limiter = newLimiter(limits)
+	g.sampling = newLimiter(Limits{Calls: LimitsFromConfig(cfg.Limits).Sampling})
 	if g.fileLimits {
 		g.limiter.setTenants(tenantLimits(cfg))
 	}
@@ -322,16 +323,18 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 }
 
 // ownMeta drops from an upstream's result _meta what describes the
-// upstream's end of the protocol: its serverInfo (2026-07-28). The client
-// talks to the gateway, which names itself there where its client's
-// revision has the key; passed on, the upstream's identity would also
-// reach legacy clients, and the result would lose the encoder's fast
-// path (a fifth of the gateway's own CPU per relayed call).
+// upstream's end of the protocol, its serverInfo (2026-07-28), and what
+// is in the gateway's namespace, which only the gateway writes. The
+// client talks to the gateway, which names itself there where its
+// client's revision has the key; passed on, the upstream's identity
+// would also reach legacy clients, and the result would lose the
+// encoder's fast path (a fifth of the gateway's own CPU per relayed
+// call).
 func ownMeta(m mcp.Meta) mcp.Meta {
-	if _, ok := m[mcp.MetaServerInfo]; !ok {
-		return m
+	if _, ok := m[mcp.MetaServerInfo]; ok {
+		delete(m, mcp.MetaServerInfo) // decoded for this call: the gateway's own
 	}
-	delete(m, mcp.MetaServerInfo) // decoded for this call: the gateway's own
+	m = foreignMeta(m)
 	if len(m) == 0 {
 		return nil
 	}
@@ -339,15 +342,25 @@ func ownMeta(m mcp.Meta) mcp.Meta {
 }
 
 // rewriteContent publishes the URIs of resources a tool returned, so a
-// client can read them through the gateway.
+// client can read them through the gateway, and drops the gateway's
+// _meta keys from each block.
 func rewriteContent(server string, content []mcp.Content) {
 	for _, c := range content {
 		switch c := c.(type) {
+		case *mcp.TextContent:
+			c.Meta = foreignMeta(c.Meta)
+		case *mcp.ImageContent:
+			c.Meta = foreignMeta(c.Meta)
+		case *mcp.AudioContent:
+			c.Meta = foreignMeta(c.Meta)
 		case *mcp.ResourceLink:
 			c.URI = publishURI(server, c.URI)
+			c.Meta = foreignMeta(c.Meta)
 		case *mcp.EmbeddedResource:
+			c.Meta = foreignMeta(c.Meta)
 			if c.Resource != nil {
 				c.Resource.URI = publishURI(server, c.Resource.URI)
+				c.Resource.Meta = foreignMeta(c.Resource.Meta)
 			}
 		}
 	}
@@ -391,6 +404,9 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 	for _, c := range res.Contents {
 		if c != nil && c.URI != "" {
 			c.URI = publishURI(rt.server, c.URI)
+		}
+		if c != nil {
+			c.Meta = foreignMeta(c.Meta)
 		}
 	}
 	res.Meta = ownMeta(res.Meta)

@@ -64,9 +64,18 @@ func runConfigured(t *testing.T, cfg *config.Config, opts *Options) *Gateway {
 // connectTo serves s on one end of a pipe and connects a client.
 func connectTo(t *testing.T, s *mcp.Server, copts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	return connectAs(t, s, "", copts)
+}
+
+// connectAs is connectTo for a local user acting for tenant (none if "").
+func connectAs(t *testing.T, s *mcp.Server, tenant string, copts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
+	if tenant != "" {
+		ctx = WithTenant(ctx, tenant)
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -33,6 +33,9 @@ type Limits struct {
 	Tools map[string]Limit
 	// Concurrent bounds a caller's calls in flight (0 = no bound).
 	Concurrent int
+	// Sampling limits the sampling requests relayed for one caller, and
+	// apart for one server (from the file's limits.sampling).
+	Sampling Limit
 }
 
 // LimitsFromConfig converts the file's limits section.
@@ -47,7 +50,7 @@ func LimitsFromConfig(c config.Limits) Limits {
 		}
 		return Limit{Rate: float64(r.PerMinute) / 60, Burst: b}
 	}
-	l := Limits{Calls: rate(c.Calls), Concurrent: c.Concurrent}
+	l := Limits{Calls: rate(c.Calls), Concurrent: c.Concurrent, Sampling: rate(c.Sampling)}
 	if len(c.Tools) > 0 {
 		l.Tools = make(map[string]Limit, len(c.Tools))
 		for name, r := range c.Tools {

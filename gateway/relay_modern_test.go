@@ -67,7 +67,17 @@ func modernRelayUpstreams(t *testing.T) []*configServer {
 	alpha := stdioServer("alpha")
 	alpha.ProtocolVersion = "2025-11-25"
 	alpha.Start = "eager"
-	return []*configServer{alpha, httpServer(t, "gamma")}
+	gamma := httpServer(t, "gamma")
+	for _, s := range []*configServer{alpha, gamma} {
+		s.ClientFeatures = allClientFeatures()
+	}
+	return []*configServer{alpha, gamma}
+}
+
+// allClientFeatures grant a server sampling, elicitation and roots.
+func allClientFeatures() config.ClientFeatures {
+	yes := true
+	return config.ClientFeatures{Sampling: &yes, Elicitation: &yes, Roots: &yes}
 }
 
 // asker is a 2026-07-28 downstream client's answers, recorded.
@@ -137,7 +147,7 @@ func TestGatewayRelayModernElicit(t *testing.T) {
 		if got := callText(t, cs, s+"_ask", nil); got != "hello ada" {
 			t.Errorf("%s_ask: %q", s, got)
 		}
-		if got := a.take(); !slices.Equal(got, []string{"elicit Your name?"}) {
+		if got := a.take(); !slices.Equal(got, []string{"elicit [" + s + "] Your name?"}) {
 			t.Errorf("%s_ask asked %q", s, got)
 		}
 	}
@@ -172,7 +182,7 @@ func TestGatewayRelayPromptsAndReads(t *testing.T) {
 			if got := r.Contents[0]; got.Text != s+" private to ada" || got.URI != s+"+mem://private" {
 				t.Errorf("%s, %s+mem://private: %+v", era, s, got)
 			}
-			if got := a.take(); !slices.Equal(got, []string{"elicit Your name?", "elicit Your name?"}) {
+			if got := a.take(); !slices.Equal(got, []string{"elicit [" + s + "] Your name?", "elicit [" + s + "] Your name?"}) {
 				t.Errorf("%s, %s asked %q", era, s, got)
 			}
 		}
@@ -190,7 +200,7 @@ func TestGatewayRelayModernRounds(t *testing.T) {
 		if got := callText(t, cs, s+"_interview", map[string]string{"topic": "x"}); got != "ada; hi ada; roots [file:///r]" {
 			t.Errorf("%s_interview: %q", s, got)
 		}
-		if got := a.take(); !slices.Equal(got, []string{"elicit Your name? x", "sample greet ada", "roots"}) {
+		if got := a.take(); !slices.Equal(got, []string{"elicit [" + s + "] Your name? x", "sample greet ada", "roots"}) {
 			t.Errorf("%s_interview asked %q", s, got)
 		}
 	}

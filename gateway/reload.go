@@ -74,6 +74,7 @@ func (g *Gateway) Reload(cfg *config.Config) {
 		g.limiter.set(LimitsFromConfig(cfg.Limits))
 		g.limiter.setTenants(tenantLimits(cfg))
 	}
+	g.sampling.set(Limits{Calls: LimitsFromConfig(cfg.Limits).Sampling})
 	for _, u := range stop {
 		g.stopUpstream(u)
 	}

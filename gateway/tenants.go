@@ -105,9 +105,9 @@ func (g *Gateway) TenantMiddleware(next http.Handler) http.Handler {
 // PrincipalWithTenant is mcphttp's Options.Principal for a gateway with
 // tenants: sessions, tasks and request states are bound to the principal
 // and the tenant it acts for, as one key that cannot be forged by a
-// name: a JSON array of the principal's method, issuer (OAuth), subject
-// and the tenant, so that a user called "alice#globex" is never alice
-// acting for globex. An anonymous caller of no tenant is "".
+// name: auth.Principal.Key's JSON array (method, issuer, subject) with
+// the tenant after them, so that a user called "alice#globex" is never
+// alice acting for globex. An anonymous caller of no tenant is "".
 func PrincipalWithTenant(r *http.Request) string {
 	tn, _ := TenantFrom(r.Context())
 	return callerKeyOf(auth.FromContext(r.Context()), tn)
@@ -119,8 +119,7 @@ func callerKeyOf(p *auth.Principal, tenant string) string {
 	}
 	var k [4]string
 	if p != nil {
-		iss, _ := claimString(p, "iss")
-		k = [4]string{p.Method, iss, p.Subject, tenant}
+		k = [4]string{p.Method, p.Issuer, p.Subject, tenant}
 	}
 	k[3] = tenant
 	b, _ := json.Marshal(k)
@@ -142,7 +141,12 @@ func displayPrincipal(ctx context.Context) string {
 // upstream sends outside any call goes only to sessions that can see it.
 type sessionTenants struct {
 	mu sync.Mutex
-	m  map[*mcp.ServerSession]string
+	m  map[*mcp.ServerSession]sessionTenant
+}
+
+type sessionTenant struct {
+	tenant string
+	ok     bool // tenants apply (false over stdio without --tenant)
 }
 
 // noteSession records the tenant of the request's session.
@@ -150,7 +154,7 @@ func (g *Gateway) noteSession(ctx context.Context, req *mcp.Request) {
 	if req.Session == nil {
 		return
 	}
-	tn, _ := TenantFrom(ctx)
+	tn, ok := TenantFrom(ctx)
 	st := &g.sessionTenants
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -163,9 +167,9 @@ func (g *Gateway) noteSession(ctx context.Context, req *mcp.Request) {
 	default:
 	}
 	if st.m == nil {
-		st.m = map[*mcp.ServerSession]string{}
+		st.m = map[*mcp.ServerSession]sessionTenant{}
 	}
-	st.m[req.Session] = tn
+	st.m[req.Session] = sessionTenant{tn, ok}
 }
 
 // sessionClosed is the server's SessionClosedHandler: the session's
@@ -179,17 +183,21 @@ func (g *Gateway) sessionClosed(ss *mcp.ServerSession) {
 	g.prunePending()
 }
 
-// sessionView is a context with the tenant the session acts for, for
-// the Filter, or false if the session has not been seen yet.
-func (g *Gateway) sessionView(ss *mcp.ServerSession) (context.Context, bool) {
+// sessionSees reports whether a session may see server's items: a
+// session the gateway has not seen a request of yet sees nothing.
+func (g *Gateway) sessionSees(ss *mcp.ServerSession, server string) bool {
 	st := &g.sessionTenants
 	st.mu.Lock()
-	tn, ok := st.m[ss]
+	t, seen := st.m[ss]
 	st.mu.Unlock()
-	if !ok {
-		return nil, false
+	if !seen {
+		return false
 	}
-	return WithTenant(context.Background(), tn), true
+	ctx := context.Background()
+	if t.ok {
+		ctx = WithTenant(ctx, t.tenant)
+	}
+	return g.filter(ctx, mcp.KindResource, publishURI(server, ""))
 }
 
 // filter is the downstream server's Filter: a tenant sees the servers and
@@ -269,7 +277,7 @@ func tenantConfigs(cfg *config.Config) map[string]*config.Server {
 func newTenantUpstream(g *Gateway, key string, sc *config.Server) *upstream {
 	u := newUpstream(g, sc)
 	u.tenantKey = key
-	u.logger = g.logger.With("upstream", sc.Name, "tenant", key[:strings.IndexByte(key, '/')])
+	u.logger = upstreamLogger(g.logger, sc.Name, "tenant", key[:strings.IndexByte(key, '/')])
 	return u
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/gateway/config"
+	"github.com/mcpgate/mcpgate/internal/slogthrottle"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
@@ -48,8 +49,20 @@ type upstream struct {
 	catalog  *catalog        // what it lists, as the gateway publishes it
 	subs     map[string]bool // the resources subscribed to upstream, by its URI
 	holds    map[string]int  // its URIs wanted by client requests in flight (subscribe.go)
-	active   []*mcp.Request
+	active   []*activeCall
 	breaker  breaker
+
+	// refreshMu runs this upstream's refreshes one at a time (held while
+	// it is listed, which concerns no other upstream); refreshAsked
+	// counts the refreshes asked for, refreshDone is the count when the
+	// last successful one started (refreshMu).
+	refreshMu     sync.Mutex
+	refreshAsked  atomic.Int64
+	refreshDone   int64
+	refreshQueued atomic.Bool // a list_changed refresh waits for refreshMu
+	// pubMu orders this upstream's publications and withdrawal (memory
+	// only, no I/O).
+	pubMu sync.Mutex
 
 	// subMu orders the changes of this upstream's resource
 	// subscriptions, held across them (only this upstream's calls).
@@ -78,10 +91,19 @@ func newUpstream(g *Gateway, cfg *config.Server) *upstream {
 		n = 32
 	}
 	return &upstream{
-		g: g, cfg: cfg, logger: g.logger.With("upstream", cfg.Name),
+		g: g, cfg: cfg, logger: upstreamLogger(g.logger, cfg.Name),
 		slots: make(chan struct{}, n), state: StateStarting, ready: make(chan struct{}),
 		wake: make(chan struct{}, 1), refused: make(chan error, 1), done: make(chan struct{}),
 	}
+}
+
+// upstreamLogger is the logger of one upstream (its stderr, its
+// client's warnings, the gateway's lines about it): throttled on its own,
+// so a server that writes garbage or floods notifications costs a few
+// lines a minute and a count of the rest, and never silences another.
+func upstreamLogger(l *slog.Logger, name string, attrs ...any) *slog.Logger {
+	h := slogthrottle.New(l.Handler(), &slogthrottle.Options{Limit: 100, Interval: time.Minute})
+	return slog.New(h).With(append([]any{"upstream", name}, attrs...)...)
 }
 
 func (u *upstream) timeout() time.Duration {
@@ -246,13 +268,16 @@ func (u *upstream) clientOptions() *mcp.ClientOptions {
 		ProtocolVersion:            v,
 		RequestTimeout:             -1, // each call has the upstream's timeout
 		Logger:                     u.logger,
+		MaxServerRequests:          cap(u.slots) * maxRelaysPerCall, // a call's relays are bounded apart
+		DeclareCapabilities:        u.declare,
+		ElicitationURL:             true, // links are checked (checkElicitationURL)
 		CreateMessageHandler:       u.relaySampling,
 		ElicitationHandler:         u.relayElicitation,
 		RootsHandler:               u.relayRoots,
 		LoggingMessageHandler:      u.relayLog,
-		ToolListChangedHandler:     func(ctx context.Context, cs *mcp.ClientSession) { u.refresh(ctx, cs) },
-		PromptListChangedHandler:   func(ctx context.Context, cs *mcp.ClientSession) { u.refresh(ctx, cs) },
-		ResourceListChangedHandler: func(ctx context.Context, cs *mcp.ClientSession) { u.refresh(ctx, cs) },
+		ToolListChangedHandler:     u.listChanged,
+		PromptListChangedHandler:   u.listChanged,
+		ResourceListChangedHandler: u.listChanged,
 		ResourceUpdatedHandler:     u.resourceUpdated,
 	}
 }
@@ -263,7 +288,8 @@ func (u *upstream) run(ctx context.Context) {
 	backoff := 250 * time.Millisecond
 	first := true
 	for ctx.Err() == nil {
-		cs, err := u.connect(ctx)
+		park := first && u.lazy()
+		cs, err := u.connect(ctx, park)
 		if err != nil && authFailure(err) {
 			if !u.waitCredentials(ctx, err) {
 				return
@@ -283,9 +309,8 @@ func (u *upstream) run(ctx context.Context) {
 		backoff = 250 * time.Millisecond
 		var idle bool
 		var refused error
-		if first && u.lazy() {
+		if park {
 			// Its tools are known now; the process waits for a call.
-			u.stopIdle(cs)
 			idle = true
 		} else {
 			idle, refused = u.serve(ctx, cs)
@@ -311,8 +336,11 @@ func (u *upstream) run(ctx context.Context) {
 	}
 }
 
-// connect starts a session and publishes the upstream's lists.
-func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
+// connect starts a session and publishes the upstream's lists. With
+// park (a lazy server's first start, to learn its tools) the session is
+// ended once listed and the upstream left idle, never handed to a call:
+// a call waiting meanwhile wakes it again.
+func (u *upstream) connect(ctx context.Context, park bool) (*mcp.ClientSession, error) {
 	u.mu.Lock()
 	if u.state != StateIdle {
 		u.state = StateStarting
@@ -338,6 +366,17 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		if err := cs.SetLoggingLevel(cctx, mcp.LevelDebug); err != nil {
 			u.logger.Debug("gateway: the upstream refused logging/setLevel", "error", err)
 		}
+	}
+	if park {
+		u.mu.Lock()
+		u.cs, u.state, u.lastErr = nil, StateIdle, nil
+		u.breaker.reset()
+		close(u.ready)
+		u.ready = make(chan struct{})
+		u.mu.Unlock()
+		cs.Close()
+		u.logger.Info("gateway: upstream listed; stopped until a request needs it", "protocol", cs.ProtocolVersion())
+		return nil, nil
 	}
 	u.resubscribe(cctx, cs)
 	if w := u.watch; w != nil {

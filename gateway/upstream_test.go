@@ -25,6 +25,10 @@ func TestMain(m *testing.M) {
 		catalogUpstream(path).ServeStdio(context.Background(), nil)
 		os.Exit(0)
 	}
+	if mode := os.Getenv(hostileEnv); mode != "" {
+		runHostile(mode)
+		os.Exit(0)
+	}
 	if name := os.Getenv(upstreamEnv); name != "" {
 		fmt.Fprintln(os.Stderr, "upstream started pid", os.Getpid())
 		testUpstream(name).ServeStdio(context.Background(), nil)
