@@ -24,6 +24,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/gateway/config"
+	"github.com/mcpgate/mcpgate/internal/redact"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/toolsearch"
@@ -32,7 +33,8 @@ import (
 // Options configure a Gateway. The zero value is a good default.
 type Options struct {
 	// Logger receives the gateway's diagnostics and the upstreams'
-	// stderr. Nil means slog.Default().
+	// stderr, with secrets redacted (by name and by shape) on the way.
+	// Nil means slog.Default().
 	Logger *slog.Logger
 	// Version is the gateway's version, told to upstreams and clients.
 	Version string
@@ -116,6 +118,11 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 	}
 	if g.logger == nil {
 		g.logger = slog.Default()
+	}
+	if _, ok := g.logger.Handler().(*redact.Handler); !ok {
+		// Whatever an upstream, a caller or an error says, secrets
+		// never reach the log (see internal/redact).
+		g.logger = slog.New(redact.NewHandler(g.logger.Handler()))
 	}
 	if g.version == "" {
 		g.version = "dev"

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/mcpgate/mcpgate/internal/redact"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3";
@@ -45,7 +47,9 @@ only protocol messages; the client commands print their results there.`,
 		if err := lvl.UnmarshalText([]byte(strings.ToUpper(logLevel))); err != nil {
 			return fmt.Errorf("--log-level %q: use debug, info, warn or error", logLevel)
 		}
-		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})))
+		// Secrets never reach the log, whoever logs them (a library's
+		// error text, an upstream's stderr).
+		slog.SetDefault(slog.New(redact.NewHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))))
 		return nil
 	}
 	root.AddCommand(newServeCmd(), newCheckConfigCmd(), newLoginCmd(), newAuthCmd(), newVersionCmd(), newConformanceCmd(), newConformanceClientCmd())
