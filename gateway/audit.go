@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/redact"
 	"github.com/mcpgate/mcpgate/internal/sqlitefile"
 )
 
@@ -123,8 +124,10 @@ func migrateAudit(db *sql.DB) error {
 	return nil
 }
 
-// Record queues a record.
+// Record queues a record. What it names and says is redacted first: a
+// resource URI may carry a password, an error or a diff a token.
 func (a *Audit) Record(r AuditRecord) {
+	r.Tool, r.Detail = redact.String(r.Tool), redact.String(r.Detail)
 	select {
 	case a.queue <- r:
 	default:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mcpgate/mcpgate/internal/redact"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -23,7 +24,7 @@ const (
 func errUnavailable(server string, cause error) *jsonrpc.Error {
 	msg := fmt.Sprintf("Upstream %q is unavailable", server)
 	if cause != nil {
-		msg += ": " + cause.Error()
+		msg += ": " + redact.String(cause.Error())
 	}
 	return jsonrpc.Errorf(CodeUpstreamUnavailable, "%s; its tools return when it recovers, and the other servers keep serving", msg).
 		WithData(map[string]any{"server": server})
@@ -39,7 +40,7 @@ func upstreamError(server string, ctx context.Context, err error) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &ce):
-		return ce.Err
+		return redactError(ce.Err)
 	case errors.Is(context.Cause(ctx), errCallTimeout):
 		return jsonrpc.Errorf(CodeUpstreamTimeout, "Upstream %q did not answer within its timeout; the call was cancelled there", server).
 			WithData(map[string]any{"server": server})
@@ -49,14 +50,31 @@ func upstreamError(server string, ctx context.Context, err error) error {
 		return jsonrpc.Errorf(CodeUpstreamTooLarge, "Upstream %q answered with %s, over the gateway's limit of %d bytes; the call failed, the server is still connected. Ask for less (a narrower query, a page), or raise the limit",
 			server, sizeOf(tooLarge.Size), tooLarge.Limit).WithData(map[string]any{"server": server, "limit": tooLarge.Limit})
 	case errors.Is(err, mcp.ErrConnectionClosed), errors.Is(err, mcp.ErrSessionClosed):
-		return jsonrpc.Errorf(CodeUpstreamFailed, "Upstream %q failed during the call (%v); it is being restarted, and the call may be retried", server, err).
+		return jsonrpc.Errorf(CodeUpstreamFailed, "Upstream %q failed during the call (%s); it is being restarted, and the call may be retried", server, redact.String(err.Error())).
 			WithData(map[string]any{"server": server})
 	}
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
-		return rpcErr
+		return redactError(rpcErr)
 	}
-	return jsonrpc.Errorf(CodeUpstreamFailed, "Upstream %q: %v", server, err).WithData(map[string]any{"server": server})
+	return jsonrpc.Errorf(CodeUpstreamFailed, "Upstream %q: %s", server, redact.String(err.Error())).WithData(map[string]any{"server": server})
+}
+
+// redactError is an upstream's error as its client may see it: a message
+// or data that carries a secret (a connection string, a token echoed
+// back) has it redacted.
+func redactError(e *jsonrpc.Error) *jsonrpc.Error {
+	msg := redact.String(e.Message)
+	data := e.Data
+	if len(data) > 0 {
+		if d, err := redact.JSON(data); err == nil {
+			data = d
+		}
+	}
+	if msg == e.Message && string(data) == string(e.Data) {
+		return e
+	}
+	return &jsonrpc.Error{Code: e.Code, Message: msg, Data: data}
 }
 
 var errCallTimeout = errors.New("the upstream's timeout passed")

@@ -2,8 +2,12 @@ package gateway
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"os"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -261,6 +265,93 @@ func TestGatewayLimitsCountEveryForwardedMethod(t *testing.T) {
 		}
 		if err := do(cs); rpcCode(err) != CodeRateLimited {
 			t.Errorf("%s past the caller's burst: %v, want %d", name, err, CodeRateLimited)
+		}
+	}
+}
+
+// No secret shape of internal/redact's catalogue reaches any sink: each
+// is sent as a tool call's arguments to an upstream that writes them to
+// its stderr and fails with them in its error; the gateway's log (its
+// request lines and the upstream's stderr), every column of the audit
+// log and the error the client gets must hide each secret.
+func TestNoSecretReachesAnySink(t *testing.T) {
+	raw, err := os.ReadFile("../internal/redact/testdata/secrets.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shapes []struct {
+		Name   string `json:"name"`
+		Input  any    `json:"input"`
+		Secret string `json:"secret"`
+	}
+	if err := json.Unmarshal(raw, &shapes); err != nil {
+		t.Fatal(err)
+	}
+	if len(shapes) < 40 {
+		t.Fatalf("%d secret shapes, want at least 40", len(shapes))
+	}
+	var logs logBuffer
+	auditPath := t.TempDir() + "/audit.db"
+	audit, err := OpenAudit(auditPath, 0, logs.logger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{Servers: map[string]*config.Server{"alpha": stdioServer("alpha")}}
+	g := runConfigured(t, cfg, &Options{Logger: logs.logger(), Audit: audit})
+	waitState(t, g, StateReady, StateIdle)
+	cs := connectTo(t, g.Server(), &mcp.ClientOptions{ProtocolVersion: "2025-11-25"})
+	var answers strings.Builder
+	for _, sh := range shapes {
+		args, ok := sh.Input.(map[string]any)
+		if !ok {
+			args = map[string]any{"command": sh.Input}
+		}
+		_, err := cs.CallTool(context.Background(), "alpha_leak", args)
+		if err == nil {
+			t.Fatalf("%s: the leaking tool did not fail", sh.Name)
+		}
+		var e *jsonrpc.Error
+		if errors.As(err, &e) {
+			fmt.Fprintf(&answers, "%s %s\n", e.Message, e.Data)
+		}
+		answers.WriteString(err.Error() + "\n")
+		// A resource URI with the secret in it names it in the log and
+		// the audit log too.
+		if s, ok := sh.Input.(string); ok {
+			cs.ReadResource(context.Background(), "alpha+"+s)
+		}
+	}
+	waitUntil(t, func() bool { return strings.Count(logs.String(), "leak got") >= len(shapes) }, "the upstream's stderr")
+	audit.Close() // flushes the queue
+	db, err := sql.Open("sqlite", auditPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var rows strings.Builder
+	r, err := db.Query(`SELECT principal, tenant, method, tool, upstream, outcome, arguments, detail FROM tool_calls`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for r.Next() {
+		var cols [8]string
+		if err := r.Scan(&cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5], &cols[6], &cols[7]); err != nil {
+			t.Fatal(err)
+		}
+		rows.WriteString(strings.Join(cols[:], " ") + "\n")
+		n++
+	}
+	r.Close()
+	if n < len(shapes) {
+		t.Fatalf("%d audit rows for %d calls", n, len(shapes))
+	}
+	for _, sh := range shapes {
+		for sink, text := range map[string]string{"the log": logs.String(), "the audit log": rows.String(), "the error": answers.String()} {
+			if strings.Contains(text, sh.Secret) {
+				i := strings.Index(text, sh.Secret)
+				t.Errorf("%s: the secret reached %s: …%s…", sh.Name, sink, text[max(0, i-80):min(len(text), i+len(sh.Secret)+20)])
+			}
 		}
 	}
 }

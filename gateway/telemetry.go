@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
+	"unicode/utf8"
 
+	"github.com/mcpgate/mcpgate/internal/redact"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -15,9 +16,9 @@ func outcome(res any, err error) []slog.Attr {
 	var e *jsonrpc.Error
 	switch {
 	case errors.As(err, &e):
-		return []slog.Attr{slog.String("outcome", "error"), slog.Int64("code", e.Code), slog.String("error", truncate(e.Message, 200))}
+		return []slog.Attr{slog.String("outcome", "error"), slog.Int64("code", e.Code), slog.String("error", truncate(redact.String(e.Message), 200))}
 	case err != nil:
-		return []slog.Attr{slog.String("outcome", "error"), slog.String("error", truncate(err.Error(), 200))}
+		return []slog.Attr{slog.String("outcome", "error"), slog.String("error", truncate(redact.String(err.Error()), 200))}
 	}
 	if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
 		return []slog.Attr{slog.String("outcome", "tool_error")}
@@ -25,21 +26,10 @@ func outcome(res any, err error) []slog.Attr {
 	return []slog.Attr{slog.String("outcome", "ok")}
 }
 
-// secretNames are argument names whose values never reach a log.
-var secretNames = []string{"password", "passwd", "secret", "token", "apikey", "api_key", "authorization", "credential", "private_key", "cookie"}
-
-func isSecretName(name string) bool {
-	n := strings.ToLower(name)
-	for _, s := range secretNames {
-		if strings.Contains(n, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// sanitize returns arguments fit for a log: members with secret-looking
-// names redacted, strings cut at 200 bytes, nesting cut at depth 4.
+// sanitize returns arguments fit for a log or an audit row: secrets
+// redacted by name and by shape (internal/redact), then cut down
+// (strings at 200 bytes, nesting at depth 4, lists at 20 items).
+// Redaction comes first: a cut secret may no longer look like one.
 func sanitize(raw json.RawMessage) any {
 	if len(raw) == 0 {
 		return nil
@@ -48,7 +38,7 @@ func sanitize(raw json.RawMessage) any {
 	if json.Unmarshal(raw, &v) != nil {
 		return fmt.Sprintf("[malformed, %d bytes]", len(raw))
 	}
-	return sanitizeValue(v, 0)
+	return sanitizeValue(redact.Value(v), 0)
 }
 
 func sanitizeValue(v any, depth int) any {
@@ -59,11 +49,7 @@ func sanitizeValue(v any, depth int) any {
 		}
 		out := make(map[string]any, len(x))
 		for k, val := range x {
-			if isSecretName(k) {
-				out[k] = "[redacted]"
-			} else {
-				out[k] = sanitizeValue(val, depth+1)
-			}
+			out[k] = sanitizeValue(val, depth+1)
 		}
 		return out
 	case []any:
@@ -89,5 +75,9 @@ func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + fmt.Sprintf("…(%d bytes)", len(s))
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut-- // not in the middle of a character
+	}
+	return s[:cut] + fmt.Sprintf("…(%d bytes)", len(s))
 }

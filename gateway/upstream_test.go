@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
@@ -98,6 +99,10 @@ func testUpstream(name string) *mcp.Server {
 	}) (*mcp.CallToolResult, any, error) {
 		s.ResourceUpdated(in.URI)
 		return mcp.TextResult("touched"), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "leak", Description: "Writes its arguments to stderr and fails with them in the error"}, func(ctx context.Context, req *mcp.CallToolRequest, in map[string]any) (*mcp.CallToolResult, any, error) {
+		fmt.Fprintf(os.Stderr, "leak got %s\n", req.Params.Arguments)
+		return nil, nil, jsonrpc.Errorf(-32000, "could not run with %s", req.Params.Arguments).WithData(map[string]any{"arguments": in})
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "link", Description: "Returns a resource link"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ResourceLink{URI: "mem://a", Name: "a"}}}, nil, nil

@@ -44,8 +44,11 @@ func separator(s string, i, j int) (int, bool) {
 	switch {
 	case k < len(s) && (s[k] == '"' || s[k] == '\''):
 		k++
-	case k+1 < len(s) && s[k] == '\\' && s[k+1] == '"':
-		k += 2
+	case k < len(s) && s[k] == '\\':
+		// \"name\": JSON inside a JSON string, escaped once or more.
+		if m := skipBackslashes(s, k); m < len(s) && s[m] == '"' {
+			k = m + 1
+		}
 	}
 	k = skipBlank(s, k)
 	if k < len(s) && (s[k] == '=' || s[k] == ':') {
@@ -92,12 +95,20 @@ func pairValue(s string, v int, name string, out []span) ([]span, int) {
 	case c == '"' || c == '\'':
 		end := closing(s, v+1, c)
 		return quoted(s, v+1, end, out), end + 1
-	case c == '\\' && v+1 < len(s) && s[v+1] == '"':
-		end := v + 2
-		for end < len(s) && s[end] != '"' && !strings.HasPrefix(s[end:], `\"`) {
+	case c == '\\' && skipBackslashes(s, v) < len(s) && s[skipBackslashes(s, v)] == '"':
+		// An escaped string (JSON inside a JSON string, as deep as it
+		// goes): it ends at the next quote, whose escape is not part of
+		// the value.
+		start := skipBackslashes(s, v) + 1
+		end := start
+		for end < len(s) && s[end] != '"' {
 			end++
 		}
-		return quoted(s, v+2, end, out), end + 1
+		e := end
+		for e > start && s[e-1] == '\\' {
+			e--
+		}
+		return quoted(s, start, e, out), end + 1
 	case c == '{' || c == '[':
 		end := bracketEnd(s, v)
 		return append(out, span{v, end}), end
@@ -121,6 +132,15 @@ func pairValue(s string, v int, name string, out []span) ([]span, int) {
 		return out, end
 	}
 	return append(out, span{v, end}), end
+}
+
+// skipBackslashes returns the index of the first byte at or after i that
+// is not a backslash.
+func skipBackslashes(s string, i int) int {
+	for i < len(s) && s[i] == '\\' {
+		i++
+	}
+	return i
 }
 
 // quoted adds s[start:end] unless it is empty or already redacted.
