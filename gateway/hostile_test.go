@@ -14,10 +14,14 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
+	"os/signal"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,6 +50,11 @@ const (
 
 // runHostile serves one hostile mode over stdio until stdin ends.
 func runHostile(mode string) {
+	if mode == "sleeper" {
+		signal.Ignore(syscall.SIGTERM, syscall.SIGHUP)
+		time.Sleep(time.Minute)
+		return
+	}
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	out := bufio.NewWriterSize(os.Stdout, 1<<20)
 	var mu sync.Mutex
@@ -176,6 +185,14 @@ func runHostile(mode string) {
 				}
 			case "caps":
 				reply(m.ID, text(declared))
+			case "daemon":
+				// Leaves a child holding stdout, and exits mid-call.
+				child := exec.Command(os.Args[0])
+				child.Env = append(os.Environ(), hostileEnv+"=sleeper")
+				child.Stdout = os.Stdout
+				child.Start()
+				fmt.Fprintln(os.Stderr, "daemon child pid", child.Process.Pid)
+				os.Exit(0)
 			case "big":
 				if m.Params.Name == "act" {
 					reply(m.ID, text(strings.Repeat("x", 5<<20)))
@@ -618,4 +635,39 @@ func TestUpstreamLogsReachOnlySessionsThatSeeTheUpstream(t *testing.T) {
 		}
 		h.mu.Unlock()
 	}
+}
+
+// Probe 5: a server that leaves a process holding its stdout and exits
+// in the middle of a call. The call fails at once (not after its
+// timeout), the server is started again, and the process it left is
+// gone.
+func TestHostileDaemonIsDetectedAndStopped(t *testing.T) {
+	var logs logBuffer
+	daemon := hostileServer("daemon", "daemon")
+	daemon.Timeout = config.Duration(time.Minute) // the call must not wait for it
+	g, cs := startGateway(t, &logs, nil, daemon)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a bound on a hang
+	defer cancel()
+	_, err := cs.CallTool(ctx, "daemon_act", nil)
+	if rpcCode(err) != CodeUpstreamFailed {
+		t.Fatalf("a call whose server exited: %v, want %d at once", err, CodeUpstreamFailed)
+	}
+	m := regexp.MustCompile(`daemon child pid (\d+)`).FindStringSubmatch(logs.String())
+	if m == nil {
+		t.Fatalf("no child pid in the log:\n%s", tail(logs.String(), 2000))
+	}
+	pid, _ := strconv.Atoi(m[1])
+	waitUntil(t, func() bool { return syscall.Kill(pid, 0) != nil || isZombie(pid) }, "the process the server left behind to be stopped")
+	waitState(t, g, StateReady)
+}
+
+// isZombie reports whether pid has exited and waits to be reaped by
+// init, which on some machines takes a while.
+func isZombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	f := strings.Fields(string(b))
+	return len(f) > 2 && f[2] == "Z"
 }
