@@ -158,6 +158,7 @@ func (u *upstream) transport() mcp.Transport {
 			u.oauth = &http.Client{Transport: oauthclient.NewTransport(oauthclient.Config{
 				ServerURL: c.URL, GrantType: c.OAuth.Grant, ClientID: c.OAuth.ClientID, ClientSecret: c.OAuth.ClientSecret,
 				Scopes: c.OAuth.Scopes, ClientName: "mcpgate", Store: store, Logger: u.logger,
+				AllowPrivateNetworks: c.OAuth.AllowPrivateNetworks,
 			}, nil)}
 		}
 		u.watch.base = u.oauth.Transport

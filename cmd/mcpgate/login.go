@@ -83,7 +83,7 @@ func login(ctx context.Context, cfgPath, server string, noBrowser bool) error {
 		ServerURL: sc.URL, GrantType: oauthclient.GrantAuthorizationCode,
 		ClientID: sc.OAuth.ClientID, ClientSecret: sc.OAuth.ClientSecret, Scopes: sc.OAuth.Scopes,
 		ClientName: "mcpgate", RedirectURL: la.RedirectURL(), Authorize: la.Authorize,
-		Store: store, Logger: slog.Default(),
+		Store: store, Logger: slog.Default(), AllowPrivateNetworks: sc.OAuth.AllowPrivateNetworks,
 	}, nil)
 	ctx, cancel := context.WithTimeout(ctx, oauthSignInTime)
 	defer cancel()

@@ -198,6 +198,7 @@ func (d *decoder) oauth(v *yaml.Node, p []string) *OAuth {
 		{"clientId", func(v *yaml.Node, p []string) { o.ClientID = d.str(v, p) }},
 		{"clientSecret", func(v *yaml.Node, p []string) { o.ClientSecret = d.str(v, p) }},
 		{"scopes", func(v *yaml.Node, p []string) { o.Scopes = d.strList(v, p) }},
+		{"allowPrivateNetworks", func(v *yaml.Node, p []string) { o.AllowPrivateNetworks = d.boolean(v, p) }},
 	}, nil)
 	return o
 }

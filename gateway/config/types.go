@@ -170,6 +170,11 @@ type OAuth struct {
 	ClientID     string   `json:"clientId,omitempty"`
 	ClientSecret string   `json:"clientSecret,omitempty"`
 	Scopes       []string `json:"scopes,omitempty"`
+	// AllowPrivateNetworks lets the OAuth client reach an authorization
+	// server at a private address (RFC 1918 and the like) for a server
+	// that is not itself at one, as an internal deployment's names
+	// resolve. Loopback and link-local (cloud metadata) stay refused.
+	AllowPrivateNetworks bool `json:"allowPrivateNetworks,omitempty"`
 }
 
 // ToolPolicy filters and decorates a server's tools.

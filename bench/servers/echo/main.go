@@ -63,7 +63,8 @@ func main() {
 		}
 		return
 	}
-	h := mcphttp.NewHandler(s, &mcphttp.Options{StreamResponses: *sse})
+	// The driver opens thousands of anonymous sessions from one address.
+	h := mcphttp.NewHandler(s, &mcphttp.Options{StreamResponses: *sse, MaxSessionsPerPrincipal: 1 << 20})
 	srv := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
