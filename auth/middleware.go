@@ -218,15 +218,15 @@ func (m *Middleware) refuseCredentials(w http.ResponseWriter, r *http.Request, u
 	var throttled *throttledError
 	switch {
 	case errors.Is(err, ErrKeysUnavailable):
-		m.cfg.Logger.Error("auth: cannot check tokens", "err", err)
+		m.cfg.Logger.Error("authentication: cannot check tokens", "err", err)
 		w.Header().Set("Retry-After", "30")
 		m.writeError(w, http.StatusServiceUnavailable, "Service Unavailable: the authorization server's keys cannot be fetched; try again later")
 	case errors.As(err, &throttled):
-		m.cfg.Logger.Warn("auth: sign-in throttled", append(attrs, "retry_after", throttled.seconds())...)
+		m.cfg.Logger.Warn("authentication: sign-in throttled", append(attrs, "retry_after", throttled.seconds())...)
 		w.Header().Set("Retry-After", strconv.Itoa(throttled.seconds()))
 		m.writeError(w, http.StatusTooManyRequests, "Too Many Requests: "+throttled.Error())
 	default:
-		m.cfg.Logger.Info("auth: request refused", append(attrs, "reason", err)...)
+		m.cfg.Logger.Info("authentication: request refused", append(attrs, "reason", err)...)
 		m.challenge(w, err)
 	}
 }
@@ -323,7 +323,7 @@ func (m *Middleware) Authorize(r *http.Request, msg *jsonrpc.Message) error {
 			all = append(all, s)
 		}
 	}
-	m.cfg.Logger.Info("auth: insufficient scope", "subject", p.Subject, "method", msg.Method, "needs", all)
+	m.cfg.Logger.Info("authentication: insufficient scope", "subject", p.Subject, "method", msg.Method, "needs", all)
 	return &mcphttp.StatusError{
 		Status:  http.StatusForbidden,
 		Header:  http.Header{"Www-Authenticate": {"Bearer " + m.insufficientParams(all)}},

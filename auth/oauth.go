@@ -331,7 +331,7 @@ func (o *OAuth) fetch(done chan struct{}, jwksURL string) {
 			backoff = min(minBackoff<<(o.failures-1), maxBackoff)
 		}
 		o.retryAt, o.lastErr = time.Now().Add(backoff), err
-		o.cfg.Logger.Warn("auth: cannot fetch the authorization server's keys", "issuer", o.cfg.Issuer, "err", err, "failures", o.failures, "retry_in", backoff, "cached", o.keys != nil)
+		o.cfg.Logger.Warn("authentication: cannot fetch the authorization server's keys", "issuer", o.cfg.Issuer, "err", err, "failures", o.failures, "retry_in", backoff, "cached", o.keys != nil)
 		return
 	}
 	o.keys, o.fetched = set, time.Now()

@@ -159,7 +159,7 @@ func TestHTTPBasicFailuresThrottled(t *testing.T) {
 	for deadline := time.Now().Add(waitFor); !strings.Contains(log, "user=carol") && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		log = p.log()
 	}
-	for _, want := range []string{"user=alice", "user=user14", "auth: sign-in throttled", "user=carol"} {
+	for _, want := range []string{"user=alice", "user=user14", "authentication: sign-in throttled", "user=carol"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("the log lacks %q:\n%s", want, log)
 		}
