@@ -40,7 +40,10 @@ func init() {
 }
 
 func fixtureServer() *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "fixture", Title: "Client fixture", Version: "1.2.3"}, &mcp.ServerOptions{PageSize: 2})
+	s := mcp.NewServer(&mcp.Implementation{Name: "fixture", Title: "Client fixture", Version: "1.2.3"}, &mcp.ServerOptions{PageSize: 2,
+		CompletionHandler: func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			return &mcp.CompleteResult{Completion: mcp.CompletionValues{Values: []string{"fixture-" + req.Params.Argument.Value}}}, nil
+		}})
 	obj := func(props string, required ...string) any {
 		var m map[string]any
 		json.Unmarshal([]byte(`{"type":"object","properties":`+props+`}`), &m)
