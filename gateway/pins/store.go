@@ -1,0 +1,376 @@
+package pins
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mcpgate/mcpgate/internal/sqlitefile"
+	"github.com/mcpgate/mcpgate/taskstore"
+)
+
+// Who approved a pin's definition (Pin.ApprovedBy).
+const (
+	// ByFirstUse: the gateway pinned what it first saw, under warn.
+	ByFirstUse = "first-use"
+	// ByOperator: a person approved it (mcpgate pins approve, or the
+	// admin API).
+	ByOperator = "operator"
+)
+
+// Pin is what the store keeps of one tool of one server.
+type Pin struct {
+	Server string `json:"server"`
+	Tool   string `json:"tool"` // as the upstream names it
+	// Hash and Definition are the approved definition; empty when none
+	// has been approved yet (a tool first seen under block or approve).
+	Hash       string    `json:"hash,omitempty"`
+	Definition []byte    `json:"-"`
+	ApprovedBy string    `json:"approvedBy,omitempty"`
+	Approved   time.Time `json:"approved,omitzero"`
+	// SeenHash and SeenDefinition are the latest definition the upstream
+	// offered, when it is not the approved one: a change waiting for
+	// approval.
+	SeenHash       string    `json:"seenHash,omitempty"`
+	SeenDefinition []byte    `json:"-"`
+	Seen           time.Time `json:"seen,omitzero"`
+	First          time.Time `json:"first"`
+}
+
+// Pin states, as State reports them.
+const (
+	StateApproved = "approved" // the upstream offers the approved definition
+	StateNew      = "new"      // no definition approved yet
+	StateChanged  = "changed"  // the upstream offers another definition than the approved one
+)
+
+// State is the pin's state: approved, new or changed.
+func (p *Pin) State() string {
+	switch {
+	case p.Hash == "":
+		return StateNew
+	case p.SeenHash != "":
+		return StateChanged
+	}
+	return StateApproved
+}
+
+// Current is the latest definition the upstream offered: the pending
+// one, or else the approved one.
+func (p *Pin) Current() (Definition, error) {
+	if p.SeenHash != "" {
+		return Parse(p.SeenDefinition)
+	}
+	return Parse(p.Definition)
+}
+
+// Store keeps pins in SQLite: a file shared by the gateway and the
+// mcpgate pins command (another process may approve while the gateway
+// runs; Version tells the gateway), or memory.
+type Store struct {
+	db   *sql.DB
+	path string
+}
+
+// EnvPath names the environment variable that, when set, is the state
+// database's default path.
+const EnvPath = "MCPGATE_STATE_DB"
+
+// DefaultPath is where the gateway keeps its state when the
+// configuration does not say: $MCPGATE_STATE_DB, else state.db beside
+// the task store's default file (taskstore.DefaultPath).
+func DefaultPath() (string, error) {
+	if p := os.Getenv(EnvPath); p != "" {
+		return p, nil
+	}
+	p, err := taskstore.DefaultPath()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(p), "state.db"), nil
+}
+
+// Open opens (creating) the store at path; an empty path keeps the pins
+// in memory, for as long as the Store is open.
+func Open(path string) (*Store, error) {
+	var db *sql.DB
+	abs := ""
+	var err error
+	if path == "" {
+		db, err = sql.Open("sqlite", "file::memory:")
+	} else {
+		db, abs, err = sqlitefile.Open(path, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// One connection: Version counts the commits of other connections,
+	// so the gateway's own writes must go through the one it polls (and
+	// a database in memory lives as long as its connection).
+	db.SetMaxOpenConns(1)
+	db.SetConnMaxIdleTime(0)
+	db.SetConnMaxLifetime(0)
+	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS pins (
+		server TEXT NOT NULL,
+		tool TEXT NOT NULL,
+		hash TEXT NOT NULL DEFAULT '',
+		definition TEXT NOT NULL DEFAULT '',
+		approved_by TEXT NOT NULL DEFAULT '',
+		approved_ms INTEGER NOT NULL DEFAULT 0,
+		seen_hash TEXT NOT NULL DEFAULT '',
+		seen_definition TEXT NOT NULL DEFAULT '',
+		seen_ms INTEGER NOT NULL DEFAULT 0,
+		first_ms INTEGER NOT NULL,
+		PRIMARY KEY (server, tool)
+	)`); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("state database %s: %w", path, err)
+	}
+	return &Store{db: db, path: abs}, nil
+}
+
+// Path is the database file's absolute path ("" in memory).
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Version changes whenever another connection (the mcpgate pins
+// command, another gateway) commits a change; the store's own writes
+// leave it as it is (SQLite's PRAGMA data_version).
+func (s *Store) Version(ctx context.Context) (int64, error) {
+	var v int64
+	err := s.db.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v)
+	return v, err
+}
+
+const pinColumns = `server, tool, hash, definition, approved_by, approved_ms, seen_hash, seen_definition, seen_ms, first_ms`
+
+func scanPins(rows *sql.Rows) ([]*Pin, error) {
+	defer rows.Close()
+	var out []*Pin
+	for rows.Next() {
+		p := &Pin{}
+		var def, seenDef string
+		var approved, seen, first int64
+		if err := rows.Scan(&p.Server, &p.Tool, &p.Hash, &def, &p.ApprovedBy, &approved, &p.SeenHash, &seenDef, &seen, &first); err != nil {
+			return nil, err
+		}
+		p.Definition, p.SeenDefinition = []byte(def), []byte(seenDef)
+		p.Approved, p.Seen, p.First = msTime(approved), msTime(seen), msTime(first)
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+func msTime(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+// List returns the pins of server (every server's when it is ""),
+// sorted by server and tool.
+func (s *Store) List(ctx context.Context, server string) ([]*Pin, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+pinColumns+` FROM pins WHERE ? = '' OR server = ? ORDER BY server, tool`, server, server)
+	if err != nil {
+		return nil, err
+	}
+	return scanPins(rows)
+}
+
+// Server returns the pins of one server, by tool.
+func (s *Store) Server(ctx context.Context, server string) (map[string]*Pin, error) {
+	ps, err := s.List(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*Pin, len(ps))
+	for _, p := range ps {
+		out[p.Tool] = p
+	}
+	return out, nil
+}
+
+// Get returns one pin, or ErrNotFound.
+func (s *Store) Get(ctx context.Context, server, tool string) (*Pin, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+pinColumns+` FROM pins WHERE server = ? AND tool = ?`, server, tool)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := scanPins(rows)
+	if err != nil {
+		return nil, err
+	}
+	if len(ps) == 0 {
+		return nil, fmt.Errorf("%w: %s/%s", ErrNotFound, server, tool)
+	}
+	return ps[0], nil
+}
+
+// ErrNotFound: no pin matches.
+var ErrNotFound = errors.New("no pin")
+
+// Change is one thing the gateway records after a listing.
+type Change struct {
+	Kind   ChangeKind
+	Server string
+	Tool   string
+	// Def is the definition to record (Pin and Seen).
+	Def Definition
+	// Expect is the approved hash the decision was made on: a Seen or
+	// Settle change applies only while it is still the approved one, so
+	// that an approval made meanwhile is never undone.
+	Expect string
+}
+
+// ChangeKind says what a Change records.
+type ChangeKind int
+
+const (
+	// ChangePin approves a definition on first use (warn): only while
+	// the tool has none approved.
+	ChangePin ChangeKind = iota + 1
+	// ChangeSeen records a definition waiting for approval.
+	ChangeSeen
+	// ChangeSettle forgets the waiting definition: the upstream went
+	// back to the approved one.
+	ChangeSettle
+)
+
+// Write records the changes of one listing in one transaction.
+func (s *Store) Write(ctx context.Context, changes []Change) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	now := time.Now().UnixMilli()
+	for _, c := range changes {
+		switch c.Kind {
+		case ChangePin:
+			_, err = tx.ExecContext(ctx, `INSERT INTO pins (server, tool, hash, definition, approved_by, approved_ms, first_ms) VALUES (?, ?, ?, ?, ?, ?, ?)
+				ON CONFLICT (server, tool) DO UPDATE SET hash = excluded.hash, definition = excluded.definition, approved_by = excluded.approved_by,
+				approved_ms = excluded.approved_ms, seen_hash = '', seen_definition = '', seen_ms = 0 WHERE pins.hash = ''`,
+				c.Server, c.Tool, c.Def.Hash(), string(c.Def.JSON()), ByFirstUse, now, now)
+		case ChangeSeen:
+			_, err = tx.ExecContext(ctx, `INSERT INTO pins (server, tool, seen_hash, seen_definition, seen_ms, first_ms) VALUES (?, ?, ?, ?, ?, ?)
+				ON CONFLICT (server, tool) DO UPDATE SET seen_hash = excluded.seen_hash, seen_definition = excluded.seen_definition, seen_ms = excluded.seen_ms
+				WHERE pins.hash = ?`,
+				c.Server, c.Tool, c.Def.Hash(), string(c.Def.JSON()), now, now, c.Expect)
+		case ChangeSettle:
+			_, err = tx.ExecContext(ctx, `UPDATE pins SET seen_hash = '', seen_definition = '', seen_ms = 0 WHERE server = ? AND tool = ? AND hash = ?`,
+				c.Server, c.Tool, c.Expect)
+		default:
+			err = fmt.Errorf("unknown change %d", c.Kind)
+		}
+		if err != nil {
+			return fmt.Errorf("recording the pin of %s/%s: %w", c.Server, c.Tool, err)
+		}
+	}
+	return tx.Commit()
+}
+
+// Approval is what Approve did to one pin.
+type Approval struct {
+	Pin *Pin `json:"pin"` // after the approval (before it, when skipped)
+	// Skipped, when set, says why the pin was left as it was.
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// Approve makes the definition each pending pin of server waits with
+// the approved one (tool "" for every tool of the server). A definition
+// the scanner flags is approved only by naming its tool, never with the
+// whole server; naming a tool also vouches for a flagged definition
+// pinned on first use. With hash set (a prefix of what `mcpgate pins
+// diff` shows), the tool's pending definition must be that one: an
+// upstream that changed it again since is not approved unseen.
+func (s *Store) Approve(ctx context.Context, server, tool, hash string) ([]Approval, error) {
+	if hash != "" && tool == "" {
+		return nil, errors.New("a hash approves one definition: name the tool too (SERVER/TOOL)")
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT `+pinColumns+` FROM pins WHERE server = ? AND (? = '' OR tool = ?) ORDER BY tool`, server, tool, tool)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := scanPins(rows)
+	if err != nil {
+		return nil, err
+	}
+	if len(ps) == 0 {
+		if tool == "" {
+			return nil, fmt.Errorf("%w of server %q: the gateway pins a server's tools when it first lists them", ErrNotFound, server)
+		}
+		return nil, fmt.Errorf("%w: %s/%s (mcpgate pins list shows the tools, by the names their server gives them)", ErrNotFound, server, tool)
+	}
+	now := time.Now()
+	var out []Approval
+	for _, p := range ps {
+		pending := p.SeenHash != ""
+		h, def := p.SeenHash, p.SeenDefinition
+		if !pending {
+			h, def = p.Hash, p.Definition
+		}
+		// A definition pinned on first use has been approved by nobody:
+		// naming its tool vouches for it (which matters where the
+		// scanner flags it).
+		unvouched := !pending && p.Hash != "" && p.ApprovedBy != ByOperator
+		if !pending && !unvouched {
+			if tool != "" {
+				out = append(out, Approval{Pin: p, Skipped: "already approved"})
+			}
+			continue
+		}
+		if hash != "" && !strings.HasPrefix(h, strings.ToLower(hash)) {
+			out = append(out, Approval{Pin: p, Skipped: fmt.Sprintf("its definition is now %.12s, not %s: review it again (mcpgate pins diff)", h, hash)})
+			continue
+		}
+		d, err := Parse(def)
+		if err != nil {
+			return nil, fmt.Errorf("the pin of %s/%s: %w", p.Server, p.Tool, err)
+		}
+		if tool == "" {
+			if fs := Scan(d); len(fs) > 0 {
+				out = append(out, Approval{Pin: p, Skipped: fmt.Sprintf("the scanner flags it (%s): approve it by name, %s/%s, once you have read it", fs[0].Rule, p.Server, p.Tool)})
+				continue
+			}
+			if !pending {
+				continue // approved on first use, and nothing flagged: nothing to do
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE pins SET hash = ?, definition = ?, approved_by = ?, approved_ms = ?, seen_hash = '', seen_definition = '', seen_ms = 0
+			WHERE server = ? AND tool = ?`, h, string(def), ByOperator, now.UnixMilli(), p.Server, p.Tool); err != nil {
+			return nil, err
+		}
+		a := *p
+		a.Hash, a.Definition, a.ApprovedBy, a.Approved = h, def, ByOperator, now
+		a.SeenHash, a.SeenDefinition, a.Seen = "", nil, time.Time{}
+		out = append(out, Approval{Pin: &a})
+	}
+	return out, tx.Commit()
+}
+
+// Reset forgets the pins of server (tool "" for all of its tools): the
+// gateway meets them again as new tools, under the server's policy.
+func (s *Store) Reset(ctx context.Context, server, tool string) (int, error) {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM pins WHERE server = ? AND (? = '' OR tool = ?)`, server, tool, tool)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
