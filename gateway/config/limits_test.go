@@ -53,3 +53,25 @@ func TestInputWindowPlace(t *testing.T) {
 		}
 	}
 }
+
+// The state section names the pins' database; a misspelt key is an
+// error that suggests it, and a pin policy outside the three is refused.
+func TestStateAndPins(t *testing.T) {
+	c, err := Parse([]byte("mcpServers:\n  a: {command: x, pins: approve}\n  b: {command: y}\nstate: {db: /var/lib/mcpgate/state.db}\ntenants:\n  t: {principals: [apikey:k], pins: block}\n"), "gw.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.State.DB != "/var/lib/mcpgate/state.db" || c.Servers["a"].Pins != PinsApprove || c.Servers["b"].Pins != PinsWarn || c.Tenants["t"].Pins != PinsBlock {
+		t.Errorf("state %+v, pins %q %q %q", c.State, c.Servers["a"].Pins, c.Servers["b"].Pins, c.Tenants["t"].Pins)
+	}
+	_, err = Parse([]byte("mcpServers: {a: {command: x, pins: trust}}\nstat: {db: x}\n"), "gw.yaml", nil)
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	for _, want := range []string{"gw.yaml:1:", "pins \"trust\" is not warn, block or approve", "gw.yaml:2:", `did you mean "state"`} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("errors %q lack %q", msg, want)
+		}
+	}
+}

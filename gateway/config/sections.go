@@ -53,6 +53,11 @@ func (d *decoder) config(doc *yaml.Node) *Config {
 			}, nil)
 		}},
 		{"toolSearch", func(v *yaml.Node, p []string) { d.toolSearch(&c.ToolSearch, v, p) }},
+		{"state", func(v *yaml.Node, p []string) {
+			d.fields(v, p, []field{
+				{"db", func(v *yaml.Node, p []string) { c.State.DB = d.str(v, p) }},
+			}, nil)
+		}},
 		{"$schema", func(*yaml.Node, []string) {}},
 	}
 	d.fields(root, nil, ours, func(e pair, _ []string) bool {
@@ -64,10 +69,10 @@ func (d *decoder) config(doc *yaml.Node) *Config {
 		if strings.HasPrefix(e.key, "x-") {
 			return true // a place for YAML anchors, as in Compose files
 		}
-		if _, near := suggest(e.key, []string{"mcpServers", "servers", "listen", "separator", "builtins", "defaults", "limits", "audit", "tenants", "toolSearch"}); near {
+		if _, near := suggest(e.key, []string{"mcpServers", "servers", "listen", "separator", "builtins", "defaults", "limits", "audit", "tenants", "toolSearch", "state"}); near {
 			return false
 		}
-		d.warnf(npos(e.k), "mcpgate reads mcpServers (or servers), listen, separator, builtins, defaults, limits, audit, tenants and toolSearch",
+		d.warnf(npos(e.k), "mcpgate reads mcpServers (or servers), listen, separator, builtins, defaults, limits, audit, tenants, toolSearch and state",
 			"key %q ignored", e.key)
 		return true
 	})

@@ -31,6 +31,9 @@ type Config struct {
 	Tenants map[string]*Tenant `json:"tenants,omitempty"`
 	// ToolSearch configures tool search and how tools are listed.
 	ToolSearch ToolSearch `json:"toolSearch,omitempty"`
+	// State is where the gateway keeps what it learns as it runs: the
+	// pins of tool definitions.
+	State State `json:"state,omitempty"`
 
 	// Warnings are what Parse tolerated but a person may want to know:
 	// other clients' keys that mcpgate ignores, VS Code's inputs, unset
@@ -252,6 +255,15 @@ type Audit struct {
 	DB string `json:"db,omitempty"`
 	// Retention is how long records are kept. Default 30 days.
 	Retention Duration `json:"retention,omitempty"`
+}
+
+// State configures the gateway's state database.
+type State struct {
+	// DB is the SQLite file of the tool-definition pins, shared with
+	// `mcpgate pins`. Empty means the default place: $MCPGATE_STATE_DB,
+	// else state.db beside the task store's default file. A reload does
+	// not change it.
+	DB string `json:"db,omitempty"`
 }
 
 // Tenant is a group of callers with what they may see and how fast.

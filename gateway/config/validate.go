@@ -70,6 +70,9 @@ func (c *Config) validate() Errors {
 	v.limits(&c.Limits, "limits")
 	v.tenants(c)
 	v.toolSearch(c)
+	if strings.ContainsRune(c.State.DB, 0) {
+		v.errorf(v.src.at("state", "db"), "remove the NUL byte", "state.db: the path holds a NUL byte")
+	}
 	if c.Audit.Retention < 0 {
 		v.errorf(v.src.at("audit", "retention"), `use a duration such as "720h", or leave it out for 30 days`, "audit.retention is negative")
 	}
