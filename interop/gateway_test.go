@@ -399,8 +399,9 @@ func gatewayElicitation(ctx context.Context, t *testing.T, r *row, s session, ca
 		if err != nil || res.IsError || res.text() != want {
 			fatalf(t, r, "%s_test_elicitation: %v %+v, want %q", srv, err, res, want)
 		}
-		if len(asked) != 1 || asked[0] != msg {
-			fatalf(t, r, "%s_test_elicitation: the client was asked %q, want once %q", srv, asked, msg)
+		// The gateway shows the user which server asks.
+		if shown := "[" + srv + "] " + msg; len(asked) != 1 || asked[0] != shown {
+			fatalf(t, r, "%s_test_elicitation: the client was asked %q, want once %q", srv, asked, shown)
 		}
 	}
 	// server-everything lists trigger-elicitation-request only to a client
