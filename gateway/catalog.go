@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mcpgate/mcpgate/gateway/config"
+	"github.com/mcpgate/mcpgate/gateway/pins"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/toolsearch"
 )
@@ -28,6 +29,7 @@ type catalog struct {
 	prompts   map[string]string
 	resources []string // published URIs
 	templates []string // published URI templates
+	pins      pinView  // what the definition pins decided (pinning.go)
 }
 
 // publishName joins the server's name and an item's: always prefixed, so
@@ -99,11 +101,11 @@ func (u *upstream) refreshAs(ctx context.Context, cs *mcp.ClientSession, started
 	start := u.refreshAsked.Load()
 	ctx, cancel := context.WithTimeout(ctx, u.timeout())
 	defer cancel()
-	pub, err := u.list(ctx, cs)
+	l, err := u.list(ctx, cs)
 	if err != nil {
 		return err
 	}
-	u.g.publish(u, pub)
+	u.g.publish(u, l)
 	u.refreshDone = start
 	return nil
 }
@@ -125,13 +127,26 @@ func (u *upstream) listChanged(ctx context.Context, cs *mcp.ClientSession) {
 	}()
 }
 
-// listing is what one refresh read, as the gateway publishes it.
+// listing is what one refresh read, as the gateway would publish it
+// before the definition pins have their say (pinning.go).
 type listing struct {
 	cat       *catalog
-	tools     []*mcp.Tool
+	tools     []*mcp.Tool // as published
+	sources   []toolSource
 	prompts   []*mcp.Prompt
 	resources []*mcp.Resource
 	templates []*mcp.ResourceTemplate
+}
+
+// toolSource is a published tool as its upstream defined it: what pins
+// cover, and what a pinned definition is published from again.
+type toolSource struct {
+	tool  *mcp.Tool // the upstream's
+	tasks string    // its task support (taskSupport)
+	// The pin's view of it, worked out once per listing.
+	def     pins.Definition
+	hash    string
+	flagged []pins.Finding
 }
 
 // listBudget bounds one kind of a listing; every published item passes
@@ -206,35 +221,17 @@ func (u *upstream) list(ctx context.Context, cs *mcp.ClientSession) (*listing, e
 				u.logger.Error("gateway: a tool name collides with one of the gateway's tool search tools; rename it in the configuration", "name", pub, "tool", orig)
 				continue
 			}
-			c := *t
-			c.Name, c.Unvalidated, c.Execution = pub, true, nil
-			if ts := taskSupport(cs, t); ts != mcp.TaskSupportForbidden {
-				// The gateway runs the upstream's task itself (a plain
-				// call waits for it), so a client may ask for a task of
-				// the gateway's or not: optional either way.
-				cat.tasks[pub] = ts
-				c.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
-			}
-			if d, ok := pol.Descriptions[orig]; ok {
-				c.Description = d
-			}
-			// The gateway's _meta namespace is the operator's: what the
-			// upstream put there is dropped, and only the configuration
-			// writes it.
-			c.Meta = foreignMeta(t.Meta)
-			if m, ok := pol.Meta[orig]; ok {
-				meta := maps.Clone(c.Meta)
-				if meta == nil {
-					meta = mcp.Meta{}
-				}
-				meta[MetaTool] = m
-				c.Meta = meta
-			}
-			if err := b.take(&c); err != nil {
+			ts := taskSupport(cs, t)
+			c := u.shapeTool(t, pub, ts)
+			if err := b.take(c); err != nil {
 				return nil, err
 			}
+			if ts != mcp.TaskSupportForbidden {
+				cat.tasks[pub] = ts
+			}
 			cat.tools[pub] = orig
-			l.tools = append(l.tools, &c)
+			l.tools = append(l.tools, c)
+			l.sources = append(l.sources, toolSource{tool: t, tasks: ts})
 		}
 	}
 	if caps.Prompts != nil {
@@ -290,6 +287,35 @@ func (u *upstream) list(ctx context.Context, cs *mcp.ClientSession) (*listing, e
 	return l, nil
 }
 
+// shapeTool is an upstream's tool t as the gateway publishes it under
+// the name pub, with the configuration's description and _meta.
+func (u *upstream) shapeTool(t *mcp.Tool, pub, tasks string) *mcp.Tool {
+	pol := u.cfg.Tools
+	c := *t
+	c.Name, c.Unvalidated, c.Execution = pub, true, nil
+	if tasks != mcp.TaskSupportForbidden {
+		// The gateway runs the upstream's task itself (a plain call
+		// waits for it), so a client may ask for a task of the gateway's
+		// or not: optional either way.
+		c.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
+	}
+	if d, ok := pol.Descriptions[t.Name]; ok {
+		c.Description = d
+	}
+	// The gateway's _meta namespace is the operator's: what the upstream
+	// put there is dropped, and only the configuration writes it.
+	c.Meta = foreignMeta(t.Meta)
+	if m, ok := pol.Meta[t.Name]; ok {
+		meta := maps.Clone(c.Meta)
+		if meta == nil {
+			meta = mcp.Meta{}
+		}
+		meta[MetaTool] = m
+		c.Meta = meta
+	}
+	return &c
+}
+
 // gatewayMeta is the prefix of the _meta keys that belong to the gateway.
 const gatewayMeta = "io.mcpgate/"
 
@@ -313,14 +339,29 @@ func foreignMeta(m mcp.Meta) mcp.Meta {
 	return out
 }
 
-// publish replaces what u published with a new listing: the gateway's
-// maps change under its lock in one pass, the server's registries in one
-// batch per kind, outside it. Names another server publishes already are
-// left out. Publications of one upstream (and its withdrawal) run one at
-// a time.
-func (g *Gateway) publish(u *upstream, l *listing) {
+// publish replaces what u published with a new listing, as the
+// definition pins decide (pinning.go): the gateway's maps change under
+// its lock in one pass, the server's registries in one batch per kind,
+// outside it. Names another server publishes already are left out.
+// Publications of one upstream (and its withdrawal) run one at a time.
+func (g *Gateway) publish(u *upstream, raw *listing) {
 	u.pubMu.Lock()
 	defer u.pubMu.Unlock()
+	u.raw = raw
+	g.publishLocked(u, g.applyPins(u, raw))
+}
+
+// republish publishes u's last listing again, for the pins to decide
+// anew (after an approval); nothing when u is withdrawn.
+func (g *Gateway) republish(u *upstream) {
+	u.pubMu.Lock()
+	defer u.pubMu.Unlock()
+	if u.raw != nil {
+		g.publishLocked(u, g.applyPins(u, u.raw))
+	}
+}
+
+func (g *Gateway) publishLocked(u *upstream, l *listing) {
 	cat := l.cat
 	g.mu.Lock()
 	if g.upstreams[u.cfg.Name] != u {
@@ -391,6 +432,7 @@ func (g *Gateway) publish(u *upstream, l *listing) {
 func (g *Gateway) withdraw(u *upstream) {
 	u.pubMu.Lock()
 	defer u.pubMu.Unlock()
+	u.raw = nil
 	g.mu.Lock()
 	old := u.catalog
 	u.catalog = nil

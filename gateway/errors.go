@@ -19,6 +19,7 @@ const (
 	CodeUpstreamTimeout     = -32011 // no answer within the server's timeout; the call was cancelled upstream
 	CodeUpstreamFailed      = -32012 // the connection broke during the call (the server died, say)
 	CodeUpstreamTooLarge    = -32013 // the server's answer was over the gateway's message size limit; data.limit names it
+	CodeDefinitionChanged   = -32014 // the tool's definition changed upstream (pins: block); calls wait for an operator's approval
 )
 
 func errUnavailable(server string, cause error) *jsonrpc.Error {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/gateway/config"
+	"github.com/mcpgate/mcpgate/gateway/pins"
 	"github.com/mcpgate/mcpgate/internal/redact"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -68,6 +69,11 @@ type Options struct {
 	// Embedder, when set, adds dense retrieval to tool search, fused with
 	// BM25 (see toolsearch.OpenAIEmbedder).
 	Embedder toolsearch.Embedder
+	// Pins keeps the tool-definition pins (see pinning.go). Nil opens
+	// the configuration's state.db, or keeps the pins in memory (for the
+	// life of the gateway) when that is empty. The caller closes a
+	// store it passes; the gateway closes one it opened.
+	Pins *pins.Store
 }
 
 // Gateway is the aggregate of the configured upstreams.
@@ -94,6 +100,8 @@ type Gateway struct {
 	maxSubscriptions int
 	// fileLimits: the limits come from the file, so a reload changes them.
 	fileLimits bool
+	pins       *pins.Store // the tool-definition pins
+	ownPins    bool        // opened by New, closed by Close
 
 	mu          sync.Mutex
 	upstreams   map[string]*upstream
@@ -199,6 +207,14 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 		u.local = srv
 		g.upstreams[name] = u
 	}
+	g.pins = opts.Pins
+	if g.pins == nil {
+		var err error
+		if g.pins, err = pins.Open(cfg.State.DB); err != nil {
+			return nil, fmt.Errorf("gateway: the state database: %w", err)
+		}
+		g.ownPins = true
+	}
 	return g, nil
 }
 
@@ -209,10 +225,14 @@ func (g *Gateway) Server() *mcp.Server { return g.server }
 // appear as it becomes ready. Start returns at once.
 func (g *Gateway) Start(ctx context.Context) {
 	ctx, g.cancel = context.WithCancel(ctx)
-	g.wg.Add(1)
+	g.wg.Add(2)
 	go func() {
 		defer g.wg.Done()
 		g.pruneLoop(ctx)
+	}()
+	go func() {
+		defer g.wg.Done()
+		g.watchPins(ctx)
 	}()
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -242,6 +262,9 @@ func (g *Gateway) Close() error {
 		g.cancel()
 	}
 	g.wg.Wait()
+	if g.ownPins {
+		return g.pins.Close()
+	}
 	return nil
 }
 
@@ -290,6 +313,9 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	rt := routeFor(ctx, mcp.KindTool, req.Params.Name)
 	if rt == nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: unknown tool %q; call tools/list to see the available tools", req.Params.Name)
+	}
+	if err := g.pinBlocked(rt); err != nil {
+		return nil, err
 	}
 	tasks := rt.tasks
 	p := &mcp.CallToolParams{Name: rt.orig, Arguments: req.Params.Arguments}

@@ -45,8 +45,26 @@ func newMetrics(g *Gateway, reg prometheus.Registerer) *metrics {
 		return float64(len(g.server.Sessions()))
 	})
 	state := &stateCollector{g: g, desc: prometheus.NewDesc("mcpgate_upstream_state", "1 for each upstream's current state.", []string{"upstream", "state"}, nil)}
-	reg.MustRegister(m.requests, m.duration, m.rateLimited, up, sessions, state)
+	pinned := &pinCollector{g: g, desc: prometheus.NewDesc("mcpgate_tool_pins",
+		"Tools held back or let through unapproved by their definition pins: withheld (new or changed, waiting for approval), blocked (the pinned definition served, calls refused), unapproved (published under warn), suspicious (flagged by the scanner, whatever was published).",
+		[]string{"state"}, nil)}
+	reg.MustRegister(m.requests, m.duration, m.rateLimited, up, sessions, state, pinned)
 	return m
+}
+
+// pinCollector reports the pins' decisions at scrape time.
+type pinCollector struct {
+	g    *Gateway
+	desc *prometheus.Desc
+}
+
+func (c *pinCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *pinCollector) Collect(ch chan<- prometheus.Metric) {
+	withheld, blocked, unapproved, flagged := c.g.pinCounts()
+	for state, n := range map[string]int{"withheld": withheld, "blocked": blocked, "unapproved": unapproved, "suspicious": flagged} {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), state)
+	}
 }
 
 // stateCollector reports every upstream's state at scrape time.
@@ -104,7 +122,8 @@ type OpsOptions struct {
 // ready or idle, 503 otherwise). /healthz and /readyz say only that, to
 // anyone; /readyz?verbose=1 lists each upstream's state and error, which
 // name servers, tenants and URLs, to callers with the admin token only
-// (AdminAuth). A nil opts is the zero OpsOptions.
+// (AdminAuth), as is the admin API of the tool-definition pins under
+// /admin/pins (see pinsAdmin). A nil opts is the zero OpsOptions.
 func (g *Gateway) OpsHandler(reg *prometheus.Registry, opts *OpsOptions) http.Handler {
 	if opts == nil {
 		opts = &OpsOptions{}
@@ -125,6 +144,9 @@ func (g *Gateway) OpsHandler(reg *prometheus.Registry, opts *OpsOptions) http.Ha
 		}
 		writeReady(w, ready(g.Status()), nil)
 	})
+	admin := AdminAuth(opts.AdminToken)(g.pinsAdmin())
+	mux.Handle("/admin/pins", admin)
+	mux.Handle("/admin/pins/", admin)
 	return mux
 }
 

@@ -85,6 +85,9 @@ func (g *Gateway) Reload(cfg *config.Config) {
 			g.startUpstream(ctx, u)
 		}
 	}
+	// The tenants' pin policies may have changed: what the kept
+	// upstreams publish is decided again.
+	g.republishAll()
 }
 
 // stopUpstream ends an upstream's supervision (and its process) and

@@ -234,7 +234,7 @@ func (g *Gateway) filter(ctx context.Context, kind mcp.ItemKind, name string) bo
 		return false
 	}
 	if kind == mcp.KindTool {
-		return allowed(name, t.Tools.Allow, t.Tools.Deny)
+		return allowed(name, t.Tools.Allow, t.Tools.Deny) && !g.pinHidden(t, name)
 	}
 	return true
 }

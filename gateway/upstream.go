@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/gateway/config"
+	"github.com/mcpgate/mcpgate/gateway/pins"
 	"github.com/mcpgate/mcpgate/internal/slogthrottle"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -60,9 +61,15 @@ type upstream struct {
 	refreshAsked  atomic.Int64
 	refreshDone   int64
 	refreshQueued atomic.Bool // a list_changed refresh waits for refreshMu
-	// pubMu orders this upstream's publications and withdrawal (memory
-	// only, no I/O).
+	// pubMu orders this upstream's publications and withdrawal (no I/O
+	// but the pin store's one read and one write); raw is its last
+	// listing before the pins had their say, kept to publish again when
+	// a pin is approved (nil once withdrawn).
 	pubMu sync.Mutex
+	raw   *listing
+	// flagged remembers the scanner's findings by definition hash, so
+	// that a refresh scans only definitions it has not seen (pubMu).
+	flagged map[string][]pins.Finding
 
 	// subMu orders the changes of this upstream's resource
 	// subscriptions, held across them (only this upstream's calls).

@@ -166,12 +166,12 @@ func diff(a, b []string) []op {
 			case i < len(ma) && j < len(mb) && ma[i] == mb[j]:
 				add('=', ma[i])
 				i, j = i+1, j+1
-			case j < len(mb) && (i == len(ma) || lcs[i][j+1] >= lcs[i+1][j]):
-				add('+', mb[j])
-				j++
-			default:
+			case i < len(ma) && (j == len(mb) || lcs[i+1][j] >= lcs[i][j+1]):
 				add('-', ma[i])
 				i++
+			default:
+				add('+', mb[j])
+				j++
 			}
 		}
 	}

@@ -115,27 +115,36 @@ func walkStrings(path string, v any, f func(field, s string)) {
 // textRule is a pattern over normalized text.
 type textRule struct {
 	name string
-	re   *regexp.Regexp
+	// hints are lower-case words one of which the text must hold for the
+	// pattern to be worth running: most strings hold none, and a
+	// substring search costs a fraction of a regular expression's.
+	hints []string
+	re    *regexp.Regexp
 	// also, when set, must match within 200 characters of the match.
 	also []*regexp.Regexp
 }
 
+var (
+	overrideHints = []string{"ignore", "disregard", "forget", "override"}
+	pathHints     = []string{"ssh", "id_", "/etc/", ".aws", ".netrc", ".npmrc", ".pypirc", "credentials", ".docker", ".kube", ".gnupg", ".env", "mcp.json", "claude_desktop", ".cursor", "wallet", "keychain"}
+)
+
 var textRules = []textRule{
-	{name: "instruction-override", re: regexp.MustCompile(`(?i)\b(ignore|disregard|forget|override)\b[^.\n]{0,40}\b(previous|prior|above|earlier|preceding|foregoing|system|original)\b[^.\n]{0,20}\b(instructions?|prompts?|directions?|directives?|rules|guidelines|messages?)\b`)},
-	{name: "instruction-override", re: regexp.MustCompile(`(?i)\b(ignore|disregard|forget)\s+(all|any|everything)\s+(you were told|instructions?|rules)\b`)},
-	{name: "secrecy", re: regexp.MustCompile(`(?i)\b(do\s*not|don'?t|never|without)\s+(tell(ing)?|mention(ing)?|inform(ing)?|reveal(ing)?|notify(ing)?|alert(ing)?|disclos(e|ing)|let(ting)?)\b[^.\n]{0,25}\b(the\s+)?users?\b`)},
-	{name: "secrecy", re: regexp.MustCompile(`(?i)\b(hide|conceal|keep)\b[^.\n]{0,30}\bfrom\s+the\s+users?\b`)},
-	{name: "secrecy", re: regexp.MustCompile(`(?i)\bthe\s+users?\s+(must|should|need)\s*(not|n'?t)\s+(know|see|be\s+told|find\s+out|notice|learn)\b`)},
-	{name: "credential-request", re: sensitivePath,
+	{name: "instruction-override", hints: overrideHints, re: regexp.MustCompile(`(?i)\b(ignore|disregard|forget|override)\b[^.\n]{0,40}\b(previous|prior|above|earlier|preceding|foregoing|system|original)\b[^.\n]{0,20}\b(instructions?|prompts?|directions?|directives?|rules|guidelines|messages?)\b`)},
+	{name: "instruction-override", hints: overrideHints, re: regexp.MustCompile(`(?i)\b(ignore|disregard|forget)\s+(all|any|everything)\s+(you were told|instructions?|rules)\b`)},
+	{name: "secrecy", hints: []string{"user"}, re: regexp.MustCompile(`(?i)\b(do\s*not|don'?t|never|without)\s+(tell(ing)?|mention(ing)?|inform(ing)?|reveal(ing)?|notify(ing)?|alert(ing)?|disclos(e|ing)|let(ting)?)\b[^.\n]{0,25}\b(the\s+)?users?\b`)},
+	{name: "secrecy", hints: []string{"user"}, re: regexp.MustCompile(`(?i)\b(hide|conceal|keep)\b[^.\n]{0,30}\bfrom\s+the\s+users?\b`)},
+	{name: "secrecy", hints: []string{"user"}, re: regexp.MustCompile(`(?i)\bthe\s+users?\s+(must|should|need)\s*(not|n'?t)\s+(know|see|be\s+told|find\s+out|notice|learn)\b`)},
+	{name: "credential-request", hints: pathHints, re: sensitivePath,
 		also: []*regexp.Regexp{
 			regexp.MustCompile(`(?i)\b(read|cat|open|load|get|fetch|access|grab)\b`),
 			regexp.MustCompile(`(?i)\b(pass|send|include|attach|upload|forward|provide|append|put|copy|post|share|paste|add)\b`),
 		}},
-	{name: "cross-tool", re: regexp.MustCompile(`(?i)\b(before|prior\s+to|after)\s+(using|calling|invoking|running|executing)\s+(any|all|every|each)\s+(other\s+)?tools?\b`)},
-	{name: "cross-tool", re: regexp.MustCompile(`(?i)\bwhen(ever)?\s+this\s+tool\s+is\s+(available|present|installed|loaded|enabled)\b`)},
-	{name: "cross-tool", re: regexp.MustCompile(`(?i)\b(all|any|every)\s+other\s+tools?\b[^.\n]{0,40}\b(must|should|need\s+to|have\s+to|shall)\b`)},
-	{name: "hidden-markup", re: regexp.MustCompile(`(?i)<\s*/?\s*(important|system|secret|hidden|admin)\s*>|<!--|\[\s*system\s*\]`)},
-	{name: "exfiltration-address", re: regexp.MustCompile(`(?i)\b(send|forward|bcc|cc|copy|e-?mail|mail|post|upload|report)\b[^.\n]{0,80}?\bto\s+[a-z0-9._%+-]+@([a-z0-9-]+\.)+[a-z]{2,}\b`)},
+	{name: "cross-tool", hints: []string{"tool"}, re: regexp.MustCompile(`(?i)\b(before|prior\s+to|after)\s+(using|calling|invoking|running|executing)\s+(any|all|every|each)\s+(other\s+)?tools?\b`)},
+	{name: "cross-tool", hints: []string{"tool"}, re: regexp.MustCompile(`(?i)\bwhen(ever)?\s+this\s+tool\s+is\s+(available|present|installed|loaded|enabled)\b`)},
+	{name: "cross-tool", hints: []string{"tool"}, re: regexp.MustCompile(`(?i)\b(all|any|every)\s+other\s+tools?\b[^.\n]{0,40}\b(must|should|need\s+to|have\s+to|shall)\b`)},
+	{name: "hidden-markup", hints: []string{"<", "["}, re: regexp.MustCompile(`(?i)<\s*/?\s*(important|system|secret|hidden|admin)\s*>|<!--|\[\s*system\s*\]`)},
+	{name: "exfiltration-address", hints: []string{"@"}, re: regexp.MustCompile(`(?i)\b(send|forward|bcc|cc|copy|e-?mail|mail|post|upload|report)\b[^.\n]{0,80}?\bto\s+[a-z0-9._%+-]+@([a-z0-9-]+\.)+[a-z]{2,}\b`)},
 }
 
 // sensitivePath matches files and directories that hold credentials, and
@@ -156,9 +165,10 @@ func scanString(field, s string) []Finding {
 		out = append(out, Finding{Rule: "hidden-characters", Field: field, Excerpt: fmt.Sprintf("U+%04X %s", r, excerpt(s, at, at+utf8.RuneLen(r)))})
 	}
 	text := visibleText(s)
+	lower := strings.ToLower(text)
 	seen := map[string]bool{}
 	for _, rule := range textRules {
-		if seen[rule.name] {
+		if seen[rule.name] || !slices.ContainsFunc(rule.hints, func(h string) bool { return strings.Contains(lower, h) }) {
 			continue
 		}
 		for _, m := range rule.re.FindAllStringIndex(text, 8) {

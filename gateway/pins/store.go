@@ -374,3 +374,40 @@ func (s *Store) Reset(ctx context.Context, server, tool string) (int, error) {
 	n, err := res.RowsAffected()
 	return int(n), err
 }
+
+// Report is a pin as `mcpgate pins list` and the gateway's admin API
+// show it: its state, and what the scanner flags in its latest
+// definition.
+type Report struct {
+	*Pin
+	State    string    `json:"state"`
+	Findings []Finding `json:"findings,omitempty"`
+}
+
+// Report describes p.
+func (p *Pin) Report() Report {
+	r := Report{Pin: p, State: p.State()}
+	if d, err := p.Current(); err == nil {
+		r.Findings = Scan(d)
+	}
+	return r
+}
+
+// Diff is how the definition p waits with differs from the approved
+// one: all of it for a tool with none approved, "" when nothing waits.
+func (p *Pin) Diff() (string, error) {
+	if p.SeenHash == "" {
+		return "", nil
+	}
+	seen, err := Parse(p.SeenDefinition)
+	if err != nil {
+		return "", err
+	}
+	var old Definition
+	if p.Hash != "" {
+		if old, err = Parse(p.Definition); err != nil {
+			return "", err
+		}
+	}
+	return Diff(old, seen), nil
+}
