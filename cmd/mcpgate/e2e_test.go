@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "mcpgate")
+	// A gateway the tests start keeps its pins here, not in the user's
+	// data directory.
+	os.Setenv("MCPGATE_STATE_DB", filepath.Join(dir, "state.db"))
 	build := exec.Command("go", "build", "-o", binary, ".")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/mcpgate/mcpgate/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/gateway/config"
+	"github.com/mcpgate/mcpgate/gateway/pins"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/taskstore"
 	"github.com/mcpgate/mcpgate/toolsearch"
@@ -85,6 +86,19 @@ func serveGateway(ctx context.Context, f serveFlags) error {
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		opts.Metrics = reg
 	}
+	statePath := cfg.State.DB
+	if statePath == "" {
+		if statePath, err = pins.DefaultPath(); err != nil {
+			slog.Warn("mcpgate: no place for the state database; tool pins are kept in memory until the gateway stops (set state.db)", "error", err)
+		}
+	}
+	ps, err := pins.Open(statePath)
+	if err != nil {
+		return fmt.Errorf("opening the state database %s: %w (set state.db in the configuration, or MCPGATE_STATE_DB)", statePath, err)
+	}
+	defer ps.Close()
+	opts.Pins = ps
+	slog.Info("mcpgate: tool-definition pins", "state", cmpOr(ps.Path(), "memory"))
 	if tf, err := oauthTokenFile(); err == nil {
 		opts.TokenStore = oauthclient.NewFileStore(tf) // what mcpgate login keeps
 	}

@@ -52,7 +52,7 @@ only protocol messages; the client commands print their results there.`,
 		slog.SetDefault(slog.New(redact.NewHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))))
 		return nil
 	}
-	root.AddCommand(newServeCmd(), newCheckConfigCmd(), newLoginCmd(), newAuthCmd(), newVersionCmd(), newConformanceCmd(), newConformanceClientCmd())
+	root.AddCommand(newServeCmd(), newCheckConfigCmd(), newLoginCmd(), newAuthCmd(), newPinsCmd(), newVersionCmd(), newConformanceCmd(), newConformanceClientCmd())
 	root.AddCommand(newClientCmds()...) // tools, resources, prompts, ping
 	return root
 }
