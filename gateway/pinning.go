@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/gateway/pins"
@@ -220,7 +221,7 @@ func (g *Gateway) pinEvents(u *upstream, policy string, first bool, events []pin
 			for _, f := range e.src.flagged {
 				rules = append(rules, f.String())
 			}
-			detail := strings.Join(rules, "\n")
+			detail := clip(strings.Join(rules, "\n"))
 			u.logger.Warn("gateway: the scanner flags a tool's definition as suspicious", "tool", e.pub, "policy", policy, "outcome", outcome, "findings", detail, "approve", approve)
 			g.auditPin("pins/suspicious", e.pub, server, outcome, detail, now)
 		}
@@ -233,10 +234,10 @@ func (g *Gateway) pinEvents(u *upstream, policy string, first bool, events []pin
 			}
 		case e.dec.Event == "new":
 			u.logger.Warn("gateway: the upstream offers a new tool", "tool", e.pub, "policy", policy, "outcome", outcome, "approve", approve)
-			g.auditPin("pins/new", e.pub, server, outcome, pins.Diff(pins.Definition{}, e.src.def), now)
+			g.auditPin("pins/new", e.pub, server, outcome, clip(pins.Diff(pins.Definition{}, e.src.def)), now)
 		case e.dec.Event == "changed":
 			old, _ := pins.Parse(e.pin.Definition)
-			diff := pins.Diff(old, e.src.def)
+			diff := clip(pins.Diff(old, e.src.def))
 			u.logger.Warn("gateway: the upstream changed a tool's definition", "tool", e.pub, "policy", policy, "outcome", outcome, "diff", diff, "approve", approve)
 			g.auditPin("pins/changed", e.pub, server, outcome, diff, now)
 		}
@@ -262,16 +263,25 @@ func pinOutcome(d pins.Decision) string {
 	return "published"
 }
 
+// clip bounds a diff or a list of findings for the log and the audit
+// log: an upstream's definition may be megabytes.
+func clip(s string) string {
+	if len(s) <= maxPinDetail {
+		return s
+	}
+	cut := maxPinDetail
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "… (mcpgate pins diff shows all of it)"
+}
+
 // auditPin writes one pin event to the audit log (when there is one).
 func (g *Gateway) auditPin(method, tool, server, outcome, detail string, at time.Time) {
 	if g.audit == nil {
 		return
 	}
-	detail = redact.String(detail)
-	if len(detail) > maxPinDetail {
-		detail = detail[:maxPinDetail] + "…"
-	}
-	g.audit.Record(AuditRecord{Time: at, Method: method, Tool: tool, Upstream: server, Outcome: outcome, Detail: detail})
+	g.audit.Record(AuditRecord{Time: at, Method: method, Tool: tool, Upstream: server, Outcome: outcome, Detail: redact.String(detail)})
 }
 
 // watchPins republishes every upstream when another process changes

@@ -65,14 +65,23 @@ type Finding struct {
 
 func (f Finding) String() string { return fmt.Sprintf("%s in %s: %s", f.Rule, f.Field, f.Excerpt) }
 
-// Scan returns what the scanner flags in d, in a stable order; none
-// means nothing was recognised, not that the tool is safe.
+// maxFindings bounds what Scan returns: enough for a person to judge,
+// however many strings a hostile schema repeats an attack in.
+const maxFindings = 16
+
+// Scan returns what the scanner flags in d (at most 16 findings), in a
+// stable order; none means nothing was recognised, not that the tool is
+// safe.
 func Scan(d Definition) []Finding {
 	var out []Finding
 	if f, ok := homoglyphName(d.Name); ok {
 		out = append(out, f)
 	}
-	scanText := func(field, s string) { out = append(out, scanString(field, s)...) }
+	scanText := func(field, s string) {
+		if len(out) < maxFindings {
+			out = append(out, scanString(field, s)...)
+		}
+	}
 	scanText("title", d.Title)
 	scanText("description", d.Description)
 	for _, s := range []struct {
@@ -86,6 +95,9 @@ func Scan(d Definition) []Finding {
 		if json.Unmarshal(s.raw, &v) == nil {
 			walkStrings(s.field, v, scanText)
 		}
+	}
+	if len(out) > maxFindings {
+		out = out[:maxFindings]
 	}
 	return out
 }
