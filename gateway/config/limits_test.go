@@ -64,12 +64,12 @@ func TestStateAndPins(t *testing.T) {
 	if c.State.DB != "/var/lib/mcpgate/state.db" || c.Servers["a"].Pins != PinsApprove || c.Servers["b"].Pins != PinsWarn || c.Tenants["t"].Pins != PinsBlock {
 		t.Errorf("state %+v, pins %q %q %q", c.State, c.Servers["a"].Pins, c.Servers["b"].Pins, c.Tenants["t"].Pins)
 	}
-	_, err = Parse([]byte("mcpServers: {a: {command: x, pins: trust}}\nstat: {db: x}\n"), "gw.yaml", nil)
+	_, err = Parse([]byte("mcpServers: {a: {command: x, pins: trust}}\nstat: {db: x}\naudit: {db: s.db}\nstate: {db: s.db}\n"), "gw.yaml", nil)
 	msg := ""
 	if err != nil {
 		msg = err.Error()
 	}
-	for _, want := range []string{"gw.yaml:1:", "pins \"trust\" is not warn, block or approve", "gw.yaml:2:", `did you mean "state"`} {
+	for _, want := range []string{"gw.yaml:1:", "pins \"trust\" is not warn, block or approve", "gw.yaml:2:", `did you mean "state"`, "gw.yaml:4:", "state.db is also the audit or task database"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("errors %q lack %q", msg, want)
 		}

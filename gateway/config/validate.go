@@ -70,8 +70,13 @@ func (c *Config) validate() Errors {
 	v.limits(&c.Limits, "limits")
 	v.tenants(c)
 	v.toolSearch(c)
-	if strings.ContainsRune(c.State.DB, 0) {
+	switch {
+	case strings.ContainsRune(c.State.DB, 0):
 		v.errorf(v.src.at("state", "db"), "remove the NUL byte", "state.db: the path holds a NUL byte")
+	case c.State.DB != "" && (c.State.DB == c.Audit.DB || c.State.DB == c.Builtins.TasksDB):
+		// The gateway watches the state database for other processes'
+		// commits: a file it also writes elsewhere would wake it always.
+		v.errorf(v.src.at("state", "db"), "give the state database a file of its own, such as state.db beside the others", "state.db is also the audit or task database")
 	}
 	if c.Audit.Retention < 0 {
 		v.errorf(v.src.at("audit", "retention"), `use a duration such as "720h", or leave it out for 30 days`, "audit.retention is negative")
