@@ -91,17 +91,23 @@ func (g *Gateway) applyPins(u *upstream, raw *listing) *listing {
 	record := g.recordPolicy(server, policy)
 	stored, err := g.pins.Server(ctx, server)
 	if err != nil {
-		// Without the pins nothing can be compared: warn publishes, the
-		// stricter policies withhold until the store answers again.
+		// Without the pins nothing can be compared: warn publishes (to
+		// no stricter tenant), the stricter policies withhold until the
+		// store answers again.
 		u.logger.Error("gateway: could not read the tool pins", "error", err, "policy", policy)
 		if pins.Rank(policy) == 0 {
 			l.tools = raw.tools
+			for _, t := range raw.tools {
+				if pins.Rank(record) > 0 { // nothing is known approved: hidden from stricter tenants
+					cat.pins.unapproved = setKey(cat.pins.unapproved, t.Name)
+				}
+			}
 		} else {
 			cat.tools, cat.tasks, cat.pins.withheld = map[string]string{}, map[string]string{}, len(raw.tools)
+			cat.sum = sha256.Sum256(append(raw.cat.sum[:], "unread pins"...))
 		}
 		return &l
 	}
-	first := len(stored) == 0 // the server's first listing: one record, not one per tool
 	sum := sha256.New()
 	sum.Write(raw.cat.sum[:])
 	flagged := make(map[string][]pins.Finding, len(raw.sources))
@@ -110,20 +116,12 @@ func (g *Gateway) applyPins(u *upstream, raw *listing) *listing {
 	for i := range raw.sources {
 		src := &raw.sources[i]
 		pub := raw.tools[i].Name
-		if src.hash == "" {
-			d, err := pins.Of(src.tool)
-			if err != nil {
-				u.logger.Error("gateway: could not pin a tool; withheld", "tool", src.tool.Name, "error", err)
-				delete(cat.tools, pub)
-				delete(cat.tasks, pub)
-				continue
-			}
-			src.def, src.hash = d, d.Hash()
-			fs, ok := u.flagged[src.hash]
-			if !ok {
-				fs = pins.Scan(d)
-			}
-			src.flagged = fs
+		if err := u.pinSource(src); err != nil {
+			u.logger.Error("gateway: could not pin a tool; withheld", "tool", src.tool.Name, "error", err)
+			delete(cat.tools, pub)
+			delete(cat.tasks, pub)
+			fmt.Fprintf(sum, "%s\x00unpinned\x00", pub)
+			continue
 		}
 		flagged[src.hash] = src.flagged
 		pin := stored[src.tool.Name]
@@ -134,41 +132,70 @@ func (g *Gateway) applyPins(u *upstream, raw *listing) *listing {
 				events = append(events, pinEvent{pub: pub, src: src, pin: pin, dec: dec})
 			}
 		}
-		t := raw.tools[i]
-		if dec.Outcome == pins.PublishPinned {
-			if t, err = pinnedTool(u, src, pin, pub); err != nil {
-				u.logger.Error("gateway: the pinned definition does not decode; withheld", "tool", src.tool.Name, "error", err)
-				dec.Outcome = pins.Withhold
-			}
-		}
-		if len(src.flagged) > 0 {
-			cat.pins.flagged++
+		if t := u.pinOutcome(&cat, &dec, raw.tools[i], src, pin); t != nil {
+			l.tools = append(l.tools, t)
 		}
 		fmt.Fprintf(sum, "%s\x00%d\x00%v\x00%v\x00", pub, dec.Outcome, dec.Unapproved, dec.Blocked)
-		if pin != nil && dec.Outcome == pins.PublishPinned {
+		if dec.Outcome == pins.PublishPinned {
 			sum.Write([]byte(pin.Hash))
 		}
-		switch dec.Outcome {
-		case pins.Withhold:
-			delete(cat.tools, pub)
-			delete(cat.tasks, pub)
-			cat.pins.withheld++
-			continue
-		case pins.PublishPinned:
-			cat.pins.blocked = setKey(cat.pins.blocked, pub)
-		}
-		if dec.Unapproved {
-			cat.pins.unapproved = setKey(cat.pins.unapproved, pub)
-		}
-		l.tools = append(l.tools, t)
 	}
 	u.flagged = flagged
 	copy(cat.sum[:], sum.Sum(nil))
 	if err := g.pins.Write(ctx, changes); err != nil {
 		u.logger.Error("gateway: could not record the tool pins; they are decided again at the next listing", "error", err)
 	}
-	g.pinEvents(u, policy, first, events)
+	g.pinEvents(u, policy, len(stored) == 0, events)
 	return &l
+}
+
+// pinSource works out, once per listing, the definition of a source
+// tool, its hash and what the scanner flags in it (scanned once per
+// definition, for as long as the upstream offers it).
+func (u *upstream) pinSource(src *toolSource) error {
+	if src.hash != "" {
+		return nil
+	}
+	d, err := pins.Of(src.tool)
+	if err != nil {
+		return err
+	}
+	src.def, src.hash = d, d.Hash()
+	fs, ok := u.flagged[src.hash]
+	if !ok {
+		fs = pins.Scan(d)
+	}
+	src.flagged = fs
+	return nil
+}
+
+// pinOutcome applies a decision to the catalog and returns the tool to
+// publish, or nil when it is withheld.
+func (u *upstream) pinOutcome(cat *catalog, dec *pins.Decision, t *mcp.Tool, src *toolSource, pin *pins.Pin) *mcp.Tool {
+	pub := t.Name
+	if len(src.flagged) > 0 {
+		cat.pins.flagged++
+	}
+	if dec.Outcome == pins.PublishPinned {
+		var err error
+		if t, err = pinnedTool(u, src, pin, pub); err != nil {
+			u.logger.Error("gateway: the pinned definition does not decode; withheld", "tool", src.tool.Name, "error", err)
+			dec.Outcome = pins.Withhold
+		}
+	}
+	switch dec.Outcome {
+	case pins.Withhold:
+		delete(cat.tools, pub)
+		delete(cat.tasks, pub)
+		cat.pins.withheld++
+		return nil
+	case pins.PublishPinned:
+		cat.pins.blocked = setKey(cat.pins.blocked, pub)
+	}
+	if dec.Unapproved {
+		cat.pins.unapproved = setKey(cat.pins.unapproved, pub)
+	}
+	return t
 }
 
 func setKey(m map[string]bool, k string) map[string]bool {

@@ -449,3 +449,36 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// A pin store that cannot be read fails closed where the policy is
+// strict: under approve the server's tools are withheld (nothing can be
+// compared), under warn they are published as before.
+func TestPinsUnreadableStoreFailsClosedUnderApprove(t *testing.T) {
+	for _, tt := range []struct {
+		policy string
+		listed bool
+	}{{config.PinsApprove, false}, {config.PinsWarn, true}} {
+		t.Run(tt.policy, func(t *testing.T) {
+			st, err := pins.Open(filepath.Join(t.TempDir(), "state.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			up := newChangingUpstream(t, "alpha", tt.policy, &mcp.Tool{Name: "search", Description: searchV1})
+			g := runConfigured(t, &config.Config{Servers: map[string]*config.Server{"alpha": up.cfg}}, &Options{Logger: slogDiscard, Pins: st})
+			waitState(t, g, StateReady)
+			if _, err := g.ApprovePins(context.Background(), "alpha", "", "", "test"); err != nil && tt.policy == config.PinsApprove {
+				t.Fatal(err)
+			}
+			cs := connectTo(t, g.Server(), nil)
+			waitUntil(t, describedAs(t, cs, "alpha_search", searchV1), "the approved tool")
+			st.Close()
+			up.define(t, &mcp.Tool{Name: "search", Description: "Searches the catalog, faster."})
+			up.define(t, &mcp.Tool{Name: "fetch", Description: "Fetches a page."})
+			if tt.listed {
+				waitUntil(t, func() bool { return listedTool(t, cs, "alpha_fetch") != nil }, "the new tool, published under warn")
+				return
+			}
+			waitUntil(t, func() bool { return len(toolNames(t, cs)) == 0 }, "every tool withheld")
+		})
+	}
+}
