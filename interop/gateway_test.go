@@ -101,6 +101,9 @@ func writeGatewayConfig(t *testing.T, servers ...string) *gatewaySetup {
 	b, err := json.MarshalIndent(map[string]any{
 		"mcpServers": m,
 		"builtins":   map[string]any{"tasks": true, "tasksDb": filepath.Join(dir, "tasks.db")},
+		// The matrix relays sampling and roots, which a gateway grants
+		// no server unless its operator says so.
+		"defaults": map[string]any{"clientFeatures": map[string]any{"sampling": true, "roots": true}},
 	}, "", "  ")
 	if err != nil {
 		t.Fatal(err)
