@@ -388,11 +388,7 @@ func (g *Gateway) republishServer(server string) {
 // pinBlocked refuses a call of a tool whose definition changed under
 // pins: block, until an operator approves the change.
 func (g *Gateway) pinBlocked(rt *route) error {
-	g.mu.Lock()
-	u := g.toolOwner[rt.name]
-	blocked := u != nil && u.catalog != nil && u.catalog.pins.blocked[rt.name]
-	g.mu.Unlock()
-	if !blocked {
+	if !rt.blocked {
 		return nil
 	}
 	return jsonrpc.Errorf(CodeDefinitionChanged, "Tool %q is blocked: its server changed the tool's definition, and the gateway serves the approved one and refuses calls until an operator reviews the change (mcpgate pins diff %s/%s) and approves it (mcpgate pins approve %s/%s)",

@@ -148,6 +148,9 @@ type route struct {
 	name   string // as published
 	orig   string // as the upstream knows it
 	tasks  string // for a tool, the upstream's task support
+	// blocked: a tool whose changed definition waits for approval under
+	// pins: block (pinning.go); calls are refused.
+	blocked bool
 }
 
 type routesKey struct{}
@@ -177,6 +180,7 @@ func (g *Gateway) resolve(ctx context.Context, t target) *route {
 	case mcp.KindTool:
 		if u = g.toolOwner[t.name]; u != nil && u.catalog != nil {
 			r.orig, r.tasks = u.catalog.tools[t.name], u.catalog.tasks[t.name]
+			r.blocked = u.catalog.pins.blocked[t.name]
 		}
 	case mcp.KindPrompt:
 		if u = g.promptOwner[t.name]; u != nil && u.catalog != nil {
