@@ -26,6 +26,19 @@ var ModernVersions = []string{ModernVersion}
 // date strings: "2099-01-01" is not supported just because it sorts later.
 var SupportedVersions = []string{Version20241105, Version20250326, Version20250618, Version20251125}
 
+// Versions returns every revision this package speaks, newest first: the
+// stateless ones (ModernVersions), then those negotiated through
+// initialize (SupportedVersions). It is the list to show people (help
+// texts, version output, configuration hints), so that they never drift
+// apart; the slice is the caller's to keep or change.
+func Versions() []string {
+	out := slices.Clone(ModernVersions)
+	for _, v := range slices.Backward(SupportedVersions) {
+		out = append(out, v)
+	}
+	return out
+}
+
 // revision is a negotiated protocol revision as an ordinal, so features can
 // be switched with comparisons of small integers.
 type revision uint8
