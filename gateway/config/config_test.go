@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"reflect"
 	"slices"
@@ -345,5 +346,54 @@ func TestClientFeaturesDefaults(t *testing.T) {
 	}
 	if tf := c.Tenants["t"].ClientFeatures["a"]; tf == nil || tf.Roots == nil || !*tf.Roots || c.Tenants["t"].Pins != PinsApprove {
 		t.Errorf("tenant t: %+v", c.Tenants["t"])
+	}
+}
+
+// TestLooseJSONWarns: mcpgate reads comments, trailing commas and a byte
+// order mark, but Claude Desktop refuses the whole file over any of them,
+// so a .json file that has one gets a warning at the first place, naming
+// the others. Files that say they are JSON with comments do not.
+func TestLooseJSONWarns(t *testing.T) {
+	const hint = " (hint: mcpgate reads it, but Claude Desktop and other clients that read the file as strict JSON refuse all of it: "
+	for _, tc := range []struct {
+		name, file, src string
+		want            string // after FILE:LINE:COL: at the marker; "" for no warning
+	}{
+		{"trailing comma", "c.json", "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"args\": [\"y\"»,]}}}",
+			"not strict JSON: a trailing comma" + hint + "delete the comma)"},
+		{"line comment", "claude_desktop_config.json", "{\n  »// mine\n  \"mcpServers\": {\"a\": {\"command\": \"x\"}}\n}",
+			"not strict JSON: a comment" + hint + "delete the comment)"},
+		{"block comment", "c.JSON", "{\"mcpServers\": »/* x */ {\"a\": {\"command\": \"x\"}}}",
+			"not strict JSON: a comment"},
+		{"the first of several", "c.json", "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"}»,\n    // b\n  },\n}\n",
+			"not strict JSON: a trailing comma (and 2 more places: 4:5, 5:4)" + hint + "delete the comma, and the same at the other places)"},
+		{"many", "c.json", "{\"mcpServers\": {\"a\": {\"command\": \"x\"»,}}}\n" + strings.Repeat("//\n", 7),
+			"not strict JSON: a trailing comma (and 7 more places: 2:1, 3:1, 4:1, 5:1, 6:1, ...)"},
+		{"byte order mark", "c.json", "»\xef\xbb\xbf{\"mcpServers\": {\"a\": {\"command\": \"x\"}}}",
+			"not strict JSON: a byte order mark" + hint + "save the file as UTF-8 without a byte order mark (BOM))"},
+		{"strict", "c.json", `{"mcpServers": {"a": {"command": "x", "args": ["a,]", "//b", "/*c*/"]}}}`, ""},
+		{"jsonc", "c.jsonc", `{"mcpServers": {"a": {"command": "x",},}} // VS Code style`, ""},
+		{"VS Code's mcp.json", "mcp.json", `{"servers": {"a": {"command": "x",},}} // VS Code reads JSONC`, ""},
+		{"JSON without extension", "config", `{"mcpServers": {"a": {"command": "x",},}}`, ""},
+		{"YAML", "c.yaml", "mcpServers: {a: {command: x,},}\n# comment\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src, at := markers(tc.src)
+			c, err := Parse([]byte(src), tc.file, env())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := warnings(c)
+			if tc.want == "" {
+				if len(got) != 0 {
+					t.Errorf("warnings: %q", got)
+				}
+				return
+			}
+			want := fmt.Sprintf("%s:%d:%d: %s", tc.file, at[0].Line, at[0].Col, tc.want)
+			if len(got) != 1 || !strings.HasPrefix(got[0], want) {
+				t.Errorf("warnings:\n%s\nwant\n%s", strings.Join(got, "\n"), want)
+			}
+		})
 	}
 }

@@ -2,8 +2,13 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
+	"fmt"
 	"io"
+	"path/filepath"
+	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -14,9 +19,10 @@ import (
 // decoder serves both formats. JSON does not go through the YAML parser
 // because that parser rejects valid JSON that config writers produce:
 // "\/" escapes and surrogate pairs ("\ud83d\ude00", Python's default).
-// Comments and trailing commas are allowed, as in VS Code's mcp.json.
-func parseJSON(data []byte, lines *lineIndex) (*yaml.Node, *Diagnostic) {
-	clean := stripJSONC(data)
+// Comments and trailing commas are allowed, as in VS Code's mcp.json;
+// loose lists where they are.
+func parseJSON(data []byte, lines *lineIndex) (root *yaml.Node, loose []looseMark, diag *Diagnostic) {
+	clean, loose := stripJSONC(data)
 	dec := jsontext.NewDecoder(bytes.NewReader(clean), jsontext.AllowDuplicateNames(true))
 	var read func() (*yaml.Node, error)
 	read = func() (*yaml.Node, error) {
@@ -58,16 +64,16 @@ func parseJSON(data []byte, lines *lineIndex) (*yaml.Node, *Diagnostic) {
 		}
 		return n, nil
 	}
-	root, err := read()
+	top, err := read()
 	if err == nil {
 		_, err = dec.ReadToken()
 		if err == nil {
 			err = errors.New("more after the end of the top-level value")
 		} else if err == io.EOF {
-			return &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root}}, nil
+			return &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{top}}, loose, nil
 		}
 	}
-	return nil, jsonError(err, data, lines, dec.InputOffset())
+	return nil, nil, jsonError(err, data, lines, dec.InputOffset())
 }
 
 func jsonError(err error, data []byte, lines *lineIndex, off int64) *Diagnostic {
@@ -96,12 +102,20 @@ func skipJSONSpace(b []byte, i int) int {
 	return i
 }
 
+// looseMark is a place where a file leaves strict JSON (RFC 8259): what
+// mcpgate reads, but Claude Desktop and other strict readers refuse.
+type looseMark struct {
+	off  int
+	what string // "a comment", "a trailing comma", "a byte order mark"
+}
+
 // stripJSONC blanks comments and trailing commas with spaces, keeping
 // every other byte where it was so that offsets still name the same line
-// and column in the original.
-func stripJSONC(data []byte) []byte {
+// and column in the original, and says where it blanked them.
+func stripJSONC(data []byte) (clean []byte, loose []looseMark) {
 	b := bytes.Clone(data)
 	blank := func(i, j int) {
+		loose = append(loose, looseMark{i, "a comment"})
 		for ; i < j; i++ {
 			if b[i] != '\n' {
 				b[i] = ' '
@@ -128,7 +142,7 @@ func stripJSONC(data []byte) []byte {
 		case c == '/' && i+1 < len(b) && b[i+1] == '*':
 			j := bytes.Index(b[i+2:], []byte("*/"))
 			if j < 0 {
-				return b // the decoder reports the stray '/'
+				return b, loose // the decoder reports the stray '/'
 			}
 			blank(i, i+2+j+2)
 			i += 2 + j + 1
@@ -137,6 +151,7 @@ func stripJSONC(data []byte) []byte {
 		case c == '}' || c == ']':
 			if lastComma >= 0 {
 				b[lastComma] = ' '
+				loose = append(loose, looseMark{lastComma, "a trailing comma"})
 			}
 			lastComma = -1
 		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
@@ -144,7 +159,69 @@ func stripJSONC(data []byte) []byte {
 			lastComma = -1
 		}
 	}
-	return b
+	return b, loose
+}
+
+// looseFix is what to do about each kind of looseMark.
+var looseFix = map[string]string{
+	"a comment":         "delete the comment",
+	"a trailing comma":  "delete the comma",
+	"a byte order mark": "save the file as UTF-8 without a byte order mark (BOM)",
+}
+
+// looseWarning is one warning at the first place where a .json file is
+// not strict JSON, listing the others. mcpgate reads such a file, but a
+// .json file is usually also read by Claude Desktop or another client,
+// which refuses all of it and so starts none of its servers. A .jsonc
+// file says what it is, and VS Code reads its mcp.json ("servers", not
+// "mcpServers") as JSON with comments.
+func looseWarning(file string, root *yaml.Node, loose []looseMark, lines *lineIndex) *Diagnostic {
+	if len(loose) == 0 || strings.ToLower(filepath.Ext(file)) != ".json" || vscodeFile(root) {
+		return nil
+	}
+	slices.SortFunc(loose, func(a, b looseMark) int { return cmp.Compare(a.off, b.off) })
+	line, col := lines.pos(loose[0].off)
+	msg, fix := "not strict JSON: "+loose[0].what, looseFix[loose[0].what]
+	if rest := loose[1:]; len(rest) > 0 {
+		const shown = 5 // enough to fix a few at once, short enough to read
+		var at []string
+		for _, m := range rest[:min(len(rest), shown)] {
+			l, c := lines.pos(m.off)
+			at = append(at, fmt.Sprintf("%d:%d", l, c))
+		}
+		if len(rest) > shown {
+			at = append(at, "...")
+		}
+		msg += fmt.Sprintf(" (and %d more place%s: %s)", len(rest), plural(len(rest)), strings.Join(at, ", "))
+		fix += ", and the same at the other places"
+	}
+	return &Diagnostic{File: file, Pos: Pos{line, col}, Msg: msg,
+		Hint: "mcpgate reads it, but Claude Desktop and other clients that read the file as strict JSON refuse all of it: " + fix}
+}
+
+// vscodeFile reports whether the file is VS Code's mcp.json: servers
+// under "servers", not "mcpServers".
+func vscodeFile(doc *yaml.Node) bool {
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return false
+	}
+	m, servers := doc.Content[0], false
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		switch m.Content[i].Value {
+		case "mcpServers":
+			return false
+		case "servers":
+			servers = true
+		}
+	}
+	return servers
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // lineIndex turns byte offsets into lines and columns counted in

@@ -45,14 +45,21 @@ func Parse(data []byte, filename string, env func(string) (string, bool)) (*Conf
 	if env == nil {
 		env = os.LookupEnv
 	}
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // Windows editors' BOM
-	root, diag := parseTree(data, filename)
+	var loose []looseMark
+	if b, ok := bytes.CutPrefix(data, []byte("\xef\xbb\xbf")); ok { // Windows editors' BOM
+		data, loose = b, []looseMark{{0, "a byte order mark"}}
+	}
+	lines := newLineIndex(data)
+	root, more, diag := parseTree(data, filename, lines)
 	if diag != nil {
 		diag.File = filename
 		return nil, Errors{diag}
 	}
 	d := newDecoder(filename, env)
 	c := d.config(root)
+	if w := looseWarning(filename, root, append(loose, more...), lines); w != nil {
+		d.warns = append(d.warns, w)
+	}
 	c.src = d.src
 	errs := append(d.errs, c.validate()...)
 	if len(errs) > 0 {
@@ -65,18 +72,20 @@ func Parse(data []byte, filename string, env func(string) (string, bool)) (*Conf
 	return c, nil
 }
 
-func parseTree(data []byte, filename string) (*yaml.Node, *Diagnostic) {
-	lines := newLineIndex(data)
+// parseTree reads the file's tree; loose is where JSON was not strict.
+func parseTree(data []byte, filename string, lines *lineIndex) (root *yaml.Node, loose []looseMark, diag *Diagnostic) {
 	switch strings.ToLower(filepath.Ext(filename)) {
 	case ".json", ".jsonc":
 		return parseJSON(data, lines)
 	case ".yaml", ".yml":
-		return parseYAML(data)
+		root, diag = parseYAML(data)
+		return root, nil, diag
 	}
-	if t := bytes.TrimLeft(stripJSONC(data), " \t\r\n"); len(t) > 0 && t[0] == '{' {
+	if clean, _ := stripJSONC(data); bytes.HasPrefix(bytes.TrimLeft(clean, " \t\r\n"), []byte("{")) {
 		return parseJSON(data, lines)
 	}
-	return parseYAML(data)
+	root, diag = parseYAML(data)
+	return root, nil, diag
 }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
