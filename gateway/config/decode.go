@@ -275,7 +275,7 @@ func (d *decoder) fields(n *yaml.Node, p []string, fs []field, other func(pair, 
 			continue
 		}
 		hint := "the keys here are " + strings.Join(names, ", ")
-		if s, ok := suggest(e.key, names); ok {
+		if s, ok := suggestKey(e.key, names); ok {
 			hint = fmt.Sprintf("did you mean %q?", s)
 			d.src.bad[pathKey(append(p[:len(p):len(p)], s))] = true
 		}

@@ -1,8 +1,10 @@
 package config
 
 import (
+	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // suggest returns the candidate a mistyped key most likely meant: within
@@ -19,6 +21,46 @@ func suggest(s string, candidates []string) (string, bool) {
 		limit = 1
 	}
 	return best, bestD <= limit
+}
+
+// synonyms are names written for a key from habit or another program's
+// schema, too far from ours for suggest to find ("arguments" is 5 edits
+// from "args"). Keys are folded as by fold.
+var synonyms = map[string]string{
+	"arguments":        "args",
+	"argv":             "args",
+	"cmd":              "command",
+	"executable":       "command",
+	"program":          "command",
+	"environment":      "env",
+	"environmentvars":  "env",
+	"envvars":          "env",
+	"dir":              "cwd",
+	"workdir":          "cwd",
+	"workingdir":       "cwd",
+	"workingdirectory": "cwd",
+	"endpoint":         "url",
+	"serverurl":        "url",
+}
+
+// fold is how synonyms are looked up: case, '_' and '-' do not count.
+func fold(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, s)
+}
+
+// suggestKey is the key of names that an unknown key most likely meant:
+// a synonym, else a near spelling ("cmd" is one edit from "cwd", but
+// means command).
+func suggestKey(key string, names []string) (string, bool) {
+	if s, ok := synonyms[fold(key)]; ok && slices.Contains(names, s) {
+		return s, true
+	}
+	return suggest(key, names)
 }
 
 // distance is the Levenshtein distance in bytes, enough for ASCII keys.
