@@ -55,6 +55,15 @@ func (s *source) keyAt(p ...string) Pos {
 
 func (s *source) failed(p ...string) bool { return s != nil && s.bad[pathKey(p)] }
 
+// fromEnv reports whether v came from interpolation, in whole or part.
+func (s *source) fromEnv(v string) bool {
+	if s == nil {
+		return false
+	}
+	_, ok := s.interp[v]
+	return ok
+}
+
 // shown is how a value may appear in a message: quoted, unless it came
 // from the environment, which may hold a secret.
 func (s *source) shown(v string) string {

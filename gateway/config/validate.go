@@ -143,11 +143,21 @@ func (v *checker) ambiguousNames(c *Config, sep string) {
 	}
 }
 
+// listen checks the address. Its hint stays on loopback: serve refuses
+// any other address without authentication, so suggesting ":8765" would
+// trade this error for that one.
 func (v *checker) listen(addr string) {
 	host, port, err := net.SplitHostPort(addr)
 	_, perr := strconv.ParseUint(port, 10, 16)
 	if err != nil || perr != nil || host != "" && net.ParseIP(host) == nil && !hostName.MatchString(host) {
-		v.errorf(v.src.at("listen"), `write host:port, such as "127.0.0.1:8765", or ":8765" for every interface`,
+		if perr != nil {
+			port = addr // a port alone, perhaps
+		}
+		if _, err := strconv.ParseUint(port, 10, 16); err != nil || v.src.fromEnv(addr) {
+			port = "8765"
+		}
+		v.errorf(v.src.at("listen"), fmt.Sprintf(`write host:port, such as "127.0.0.1:%s" (this machine only); `+
+			"another interface needs authentication (serve's --auth-keys, --auth-users or --oauth-issuer)", port),
 			"listen %s is not a host and port", v.src.shown(addr))
 	}
 }
