@@ -32,6 +32,8 @@ func serve(t *testing.T, st *Store) *client {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "taskstore-test", Version: "1"},
 		&mcp.ServerOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	Register(srv, st)
+	RegisterPrompts(srv, st)
+	RegisterResources(srv, st)
 	serverIn, clientOut, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
