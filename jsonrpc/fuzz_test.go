@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// FuzzDecodeMessage checks that no input crashes the decoder and that every
+// FuzzDecodeMessage checks that no input crashes the decoder, that every
 // answer it implies is itself a valid message carrying the peer's id
-// unchanged.
+// unchanged, that a parse error is answered with a null id, and that an
+// object with no method, result or error is answered, never dropped.
 func FuzzDecodeMessage(f *testing.F) {
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
@@ -25,6 +27,9 @@ func FuzzDecodeMessage(f *testing.F) {
 		"{\"a\":\"\xff\"}",
 		`[[[[[[[[[[`,
 		``,
+		`{}`,
+		`{"id":1}`,
+		`{"jsonrpc":"2.0","id":7,"method":`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -37,6 +42,9 @@ func FuzzDecodeMessage(f *testing.F) {
 			return
 		}
 		m, de := DecodeMessage(data)
+		if neither(data) && (de == nil || !de.Reply) {
+			t.Fatalf("%q has no method, result or error, and is not answered", data)
+		}
 		var out []byte
 		switch {
 		case de != nil:
@@ -45,6 +53,9 @@ func FuzzDecodeMessage(f *testing.F) {
 			}
 			if de.Err == nil || de.Err.Message == "" {
 				t.Fatal("error without a message")
+			}
+			if de.Err.Code == CodeParseError && (!de.ID.IsZero() || !de.Reply) {
+				t.Fatalf("parse error answered with id %s (reply %v), want null", de.ID, de.Reply)
 			}
 			out = AppendError(nil, de.ID, de.Err)
 		case m.Kind() == KindRequest:
@@ -65,6 +76,19 @@ func FuzzDecodeMessage(f *testing.F) {
 			t.Fatalf("reply does not decode: %s: %v", out, de.Err)
 		}
 	})
+}
+
+// neither reports whether data is a JSON object with no "method", "result"
+// or "error" member: not a request, a notification or a response.
+func neither(data []byte) bool {
+	var members map[string]jsontext.Value
+	if json.Unmarshal(data, &members, jsontext.AllowInvalidUTF8(true)) != nil || members == nil {
+		return false
+	}
+	_, m := members["method"]
+	_, r := members["result"]
+	_, e := members["error"]
+	return !m && !r && !e
 }
 
 func FuzzLineReader(f *testing.F) {

@@ -57,7 +57,8 @@ func (m *Message) Kind() Kind {
 // DecodeError is why a message was rejected, and how to answer it.
 type DecodeError struct {
 	Err *Error
-	// ID is the id to answer with; the zero ID is sent as null.
+	// ID is the id to answer with; the zero ID is sent as null. It is
+	// always zero for a parse error: text that is not JSON has no id.
 	ID ID
 	// Reply is false when the message looked like a notification or a
 	// response: those are never answered, not even with an error.
@@ -124,15 +125,11 @@ func (m *Message) decode(data []byte) *DecodeError {
 		return data[end-len(v) : end : end], nil
 	}
 	syntax := func(err error) *DecodeError {
-		de := &DecodeError{Err: &Error{Code: CodeParseError, Message: "Parse error: " + describeSyntaxError(err, data)}, Reply: true}
-		// An id read before the fault is still the peer's id: answering
-		// with it lets the caller fail that one request at once.
-		if hasID && idRaw != nil {
-			if id, e := parseID(idRaw); e == nil {
-				de.ID = id
-			}
-		}
-		return de
+		// Text that is not JSON has no id, whatever an id-like member
+		// read before the fault says: JSON-RPC 2.0 (section 5) answers a
+		// parse error with a null id. Echoing a salvaged one would tie
+		// the error to a request the peer may still be sending whole.
+		return &DecodeError{Err: &Error{Code: CodeParseError, Message: "Parse error: " + describeSyntaxError(err, data)}, Reply: true}
 	}
 
 	switch k := d.PeekKind(); k {
@@ -192,9 +189,15 @@ func (m *Message) decode(data []byte) *DecodeError {
 	}
 
 	isResponse := !hasMethod && (result != nil || errv != nil)
+	// A notification (a string method and no id) and a response are
+	// never answered, not even when malformed: the sender expects no
+	// answer, and an error sent back for a response could echo between
+	// two peers. Everything else is a request, or nothing JSON-RPC knows
+	// ({} or {"id":1}, say), and is answered.
+	isNotification := !hasID && hasMethod && method[0] == '"'
 	invalid := func(format string, args ...any) *DecodeError {
 		de := &DecodeError{Err: &Error{Code: CodeInvalidRequest, Message: "Invalid Request: " + fmt.Sprintf(format, args...)}}
-		de.Reply = hasID && !isResponse
+		de.Reply = !isResponse && !isNotification
 		if hasID {
 			if id, e := parseID(idRaw); e == nil {
 				de.ID = id
@@ -203,6 +206,9 @@ func (m *Message) decode(data []byte) *DecodeError {
 		return de
 	}
 
+	if !hasMethod && !isResponse {
+		return invalid(`the object has no "method", as a request or notification must, and no "result" or "error", as a response must`)
+	}
 	if !hasJSONRPC {
 		return invalid(`the "jsonrpc" member is missing; it must be "2.0"`)
 	}
@@ -239,9 +245,6 @@ func (m *Message) decode(data []byte) *DecodeError {
 		}
 		m.Error = e
 		return nil
-	}
-	if !hasMethod {
-		return invalid(`the "method" member is missing`)
 	}
 	if method[0] != '"' {
 		return invalid(`"method" must be a string, not %s`, kindName(jsontext.Kind(method[0])))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -358,5 +359,53 @@ func TestClientRemembersLegacyServers(t *testing.T) {
 	}
 	if n := probes.Load(); n != 1 {
 		t.Errorf("%d probes, want 1", n)
+	}
+}
+
+// Objects from a server that are no request, notification or response
+// ({} or {"jsonrpc":"2.0"}, alone or in a batch) are logged and dropped:
+// a client never answers them, and the session goes on.
+func TestClientDropsServerObjectsThatAreNoMessages(t *testing.T) {
+	defer checkGoroutines(t)()
+	cc, sc := pipePair()
+	defer sc.Close()
+	next := make(chan string, 1)
+	go func() {
+		data, err := sc.ReadMessage()
+		if err != nil {
+			return
+		}
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.Unmarshal(data, &m)
+		sc.WriteMessage([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"protocolVersion":"2025-03-26","capabilities":{},"serverInfo":{"name":"x","version":"1"}}}`))
+		if _, err := sc.ReadMessage(); err != nil { // notifications/initialized
+			return
+		}
+		for _, msg := range []string{`{}`, `{"jsonrpc":"2.0"}`, `{"jsonrpc":"2.0","method":5}`, `[{},{"jsonrpc":"2.0"}]`, `{"jsonrpc":"2.0","id":"srv","method":"ping"}`} {
+			sc.WriteMessage([]byte(msg))
+		}
+		// The client handles its input in order: were it to answer what
+		// came before the ping, that would come first.
+		data, _ = sc.ReadMessage()
+		next <- string(data)
+	}()
+	var logs logBuffer
+	cs, err := NewClient(nil, &ClientOptions{ProtocolVersion: Version20250326, Logger: slog.New(slog.NewTextHandler(&logs, nil))}).Connect(context.Background(), ConnTransport{cc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	select {
+	case got := <-next:
+		if got != `{"jsonrpc":"2.0","id":"srv","result":{}}` {
+			t.Errorf("the client's first message after the objects: %s, want the ping's answer", got)
+		}
+	case <-time.After(waitFor):
+		t.Fatal("the client did not answer the server's ping")
+	}
+	if !strings.Contains(logs.String(), "dropped a malformed message from the server") {
+		t.Errorf("nothing logged:\n%s", logs.String())
 	}
 }

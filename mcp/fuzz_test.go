@@ -10,7 +10,8 @@ import (
 
 // FuzzSessionHandle feeds arbitrary message bodies to sessions at each
 // revision, after initialization, and checks that every reply is valid
-// JSON and that nothing panics or hangs.
+// JSON, that a parse error's id is null, and that nothing panics or
+// hangs.
 func FuzzSessionHandle(f *testing.F) {
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"title":"x","limit":5}}}`,
@@ -22,6 +23,8 @@ func FuzzSessionHandle(f *testing.F) {
 		`[{"jsonrpc":"2.0","id":5,"method":"ping"},{"jsonrpc":"2.0","method":"x"}]`,
 		`{"jsonrpc":"2.0","id":6,"result":{}}`,
 		`{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}`,
+		`{"jsonrpc":"2.0","id":8,"method":"ping"`,
+		`[{},{"id":9}]`,
 	} {
 		f.Add([]byte(s), uint8(0))
 		f.Add([]byte(s), uint8(1))
@@ -47,6 +50,13 @@ func FuzzSessionHandle(f *testing.F) {
 		for _, r := range replies {
 			if !json.Valid(r) {
 				t.Fatalf("invalid reply %q to %q", r, data)
+			}
+			var m struct {
+				ID    json.RawMessage `json:"id"`
+				Error *struct{ Code int64 }
+			}
+			if json.Unmarshal(r, &m) == nil && m.Error != nil && m.Error.Code == -32700 && string(m.ID) != "null" {
+				t.Fatalf("parse error %s to %q has an id", r, data)
 			}
 		}
 	})

@@ -33,7 +33,10 @@ func TestMalformedMessagesGetErrorsAndTheSessionGoesOn(t *testing.T) {
 	}{
 		{`{"jsonrpc":"2.0","id":1,"method":"nope/nope"}`, -32601, `1`},
 		{`not json`, -32700, `null`},
-		{`{"jsonrpc":"2.0","id":2,"method":"ping"`, -32700, `2`}, // the id read before the fault is echoed
+		// Text that is not JSON has no id, even one visible in it.
+		{`{"jsonrpc":"2.0","id":2,"method":"ping"`, -32700, `null`},
+		{`{"jsonrpc":"2.0","id":7,"method":`, -32700, `null`},
+		{`{"jsonrpc":"2.0","id":2,"method":"ping"} {}`, -32700, `null`},
 		{"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"p\xffing\"}", -32700, `null`},
 		{`{"jsonrpc":"2.0","id":null,"method":"ping"}`, -32600, `null`},
 		{`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, -32600, `null`},
@@ -43,6 +46,12 @@ func TestMalformedMessagesGetErrorsAndTheSessionGoesOn(t *testing.T) {
 		{`{"id":5,"method":"ping"}`, -32600, `5`},
 		{`{"jsonrpc":"1.0","id":6,"method":"ping"}`, -32600, `6`},
 		{`{"jsonrpc":"2.0","id":7}`, -32600, `7`},
+		// Objects that are no request, notification or response.
+		{`{}`, -32600, `null`},
+		{`{"jsonrpc":"2.0"}`, -32600, `null`},
+		{`{"id":1}`, -32600, `1`},
+		{`{"jsonrpc":"2.0","id":true}`, -32600, `null`},
+		{`{"jsonrpc":"2.0","method":1,"params":"bar"}`, -32600, `null`},
 		{`{"jsonrpc":"2.0","id":8,"method":"tools/list","params":[1]}`, -32600, `8`},
 		{`{"jsonrpc":"2.0","id":9,"method":"tools/list","params":"x"}`, -32600, `9`},
 		{`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":5}}`, -32602, `10`},
@@ -165,6 +174,15 @@ func TestBatchesAt20250326(t *testing.T) {
 	}
 	if calls.Load() != 1 {
 		t.Errorf("count ran %d times", calls.Load())
+	}
+	// Each element that is no message is answered in the array.
+	p.send(`[{},{"jsonrpc":"2.0"},{"id":9},{"jsonrpc":"2.0","method":"notifications/c"}]`)
+	m = p.recv()
+	for _, want := range []string{`{"jsonrpc":"2.0","id":null,"error":{"code":-32600`, `{"jsonrpc":"2.0","id":9,"error":{"code":-32600`} {
+		contains(t, m.Raw, want)
+	}
+	if n := strings.Count(m.Raw, `"code":-32600`); n != 3 {
+		t.Errorf("want 3 errors, one per element that is no message: %s", m.Raw)
 	}
 }
 

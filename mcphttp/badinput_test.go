@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -131,4 +132,84 @@ func TestBadInitialize(t *testing.T) {
 	if n := h.SessionCount(); n != 0 {
 		t.Errorf("%d sessions left after failed initializes", n)
 	}
+}
+
+// Text that is not JSON is answered with a null id, even where an id shows
+// in it, and an object that is no request, notification or response is
+// answered with -32600, never dropped: in a POST, in a batch and on the
+// 2024-11-05 SSE transport alike.
+func TestNoIDForParseErrorsAndNoSilenceForNonMessages(t *testing.T) {
+	_, srv := startHTTP(t, testServer(), &Options{LegacySSE: true})
+	tests := []struct {
+		body string
+		code int64
+		id   string
+	}{
+		{`{"jsonrpc":"2.0","id":7,"method":`, -32700, `null`},
+		{`{"jsonrpc":"2.0","id":8,"method":"ping"} {}`, -32700, `null`},
+		{`{}`, -32600, `null`},
+		{`{"jsonrpc":"2.0"}`, -32600, `null`},
+		{`{"id":1}`, -32600, `1`},
+	}
+	t.Run("POST", func(t *testing.T) {
+		c := newClient(t, srv)
+		c.initialize("2025-11-25")
+		for _, tt := range tests {
+			resp := c.post(tt.body)
+			body := readAll(t, resp)
+			if resp.StatusCode != 400 || !isError(body, tt.code, tt.id) {
+				t.Errorf("%s: %d %s, want 400, code %d and id %s", tt.body, resp.StatusCode, body, tt.code, tt.id)
+			}
+		}
+	})
+	t.Run("batch", func(t *testing.T) {
+		c := newClient(t, srv)
+		c.initialize("2025-03-26")
+		resp := c.post(`[{},{"jsonrpc":"2.0"},{"id":3},{"jsonrpc":"2.0","method":"notifications/x"}]`)
+		body := readAll(t, resp)
+		var replies []json.RawMessage
+		if resp.StatusCode != 200 || json.Unmarshal([]byte(body), &replies) != nil || len(replies) != 3 ||
+			!isError(string(replies[0]), -32600, `null`) || !isError(string(replies[1]), -32600, `null`) || !isError(string(replies[2]), -32600, `3`) {
+			t.Errorf("%d %s, want an array of three -32600 errors, ids null, null and 3", resp.StatusCode, body)
+		}
+	})
+	t.Run("legacy SSE", func(t *testing.T) {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/sse", nil)
+		req.Header.Set("Accept", "text/event-stream")
+		stream, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stream.Body.Close()
+		endpoint := readEvents(t, stream.Body, 1)[0].data
+		post := func(body string) {
+			t.Helper()
+			resp, err := srv.Client().Post(srv.URL+endpoint, "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if readAll(t, resp); resp.StatusCode != 202 {
+				t.Fatalf("%s: %d", body, resp.StatusCode)
+			}
+		}
+		post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}`)
+		readEvents(t, stream.Body, 1)
+		post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		for _, tt := range tests {
+			post(tt.body)
+			if ev := readEvents(t, stream.Body, 1); !isError(ev[0].data, tt.code, tt.id) {
+				t.Errorf("%s: event %+v, want code %d and id %s", tt.body, ev[0], tt.code, tt.id)
+			}
+		}
+	})
+}
+
+// isError reports whether msg is a JSON-RPC error with code and the id
+// whose JSON text is id.
+func isError(msg string, code int64, id string) bool {
+	var m struct {
+		ID    json.RawMessage `json:"id"`
+		Error *struct{ Code int64 }
+	}
+	return json.Unmarshal([]byte(msg), &m) == nil && m.Error != nil && m.Error.Code == code && string(m.ID) == id
 }

@@ -10,7 +10,8 @@ import (
 )
 
 // FuzzPOST sends arbitrary bodies to a live session: the answer is always
-// a known status with a JSON body (or none), and the session survives.
+// a known status with a JSON body (or none), a parse error's id is null,
+// and the session survives.
 func FuzzPOST(f *testing.F) {
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`,
@@ -20,6 +21,8 @@ func FuzzPOST(f *testing.F) {
 		`[{"jsonrpc":"2.0","id":4,"method":"ping"}]`,
 		`{"jsonrpc":"2.0","id":5,"method":"initialize","params":{}}`,
 		`garbage`,
+		`{"jsonrpc":"2.0","id":7,"method":`,
+		`{}`,
 	} {
 		f.Add(s)
 	}
@@ -48,5 +51,14 @@ func FuzzPOST(f *testing.F) {
 		if rec.Header().Get("Content-Type") == "application/json" && !json.Valid([]byte(out)) {
 			t.Fatalf("invalid JSON answer %q", out)
 		}
+		if isParseError(out) && !isError(out, -32700, "null") {
+			t.Fatalf("a parse error answered with an id: %s to %q", out, body)
+		}
 	})
+}
+
+// isParseError reports whether msg is a JSON-RPC error with code -32700.
+func isParseError(msg string) bool {
+	var m struct{ Error *struct{ Code int64 } }
+	return json.Unmarshal([]byte(msg), &m) == nil && m.Error != nil && m.Error.Code == -32700
 }

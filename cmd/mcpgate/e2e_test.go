@@ -228,7 +228,7 @@ func TestStdioErrors(t *testing.T) {
 		code   int
 		words  string
 	}{
-		{`{"jsonrpc":"2.0","id":10,"method":"tools/list"`, `10`, -32700, "JSON"},
+		{`{"jsonrpc":"2.0","id":10,"method":"tools/list"`, `null`, -32700, "JSON"}, // not JSON: no id, though one shows
 		{`this is not json`, `null`, -32700, "invalid JSON"},
 		{"{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"\xff\"}", `null`, -32700, "UTF-8"},
 		{`{"jsonrpc":"2.0","id":null,"method":"ping"}`, `null`, -32600, "null"},
