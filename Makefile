@@ -80,8 +80,13 @@ interop:
 	fi
 	cd interop && $(GO) vet ./... && $(GO) test -count=1 -timeout 5m
 
+# The version `mcpgate version` and `--version` print: the nearest tag,
+# else the commit, with -dirty for uncommitted changes (GOFLAGS may turn
+# Go's own VCS stamping off, and a plain go build says "dev").
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+
 build:
-	$(GO) build -o bin/mcpgate ./cmd/mcpgate
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/mcpgate ./cmd/mcpgate
 
 # Tool search on the public Azure MCP tool-selection set (not part of
 # test: the data lives outside the repository, in ../shared/eval).

@@ -24,8 +24,8 @@ type authFlags struct {
 }
 
 func (a *authFlags) register(fl *pflag.FlagSet) {
-	fl.StringVar(&a.users, "auth-users", envOr("MCPGATE_AUTH_USERS", ""), "file of Basic users, name:bcrypt-hash per line, made with `mcpgate auth hash-password` (env MCPGATE_AUTH_USERS)")
-	fl.StringVar(&a.keys, "auth-keys", envOr("MCPGATE_AUTH_KEYS", ""), "file of API keys, name:sha256:hex per line, made with `mcpgate auth new-key` (env MCPGATE_AUTH_KEYS)")
+	fl.StringVar(&a.users, "auth-users", envOr("MCPGATE_AUTH_USERS", ""), "file of Basic users, name:bcrypt-hash per line, made with \"mcpgate auth hash-password\" (env MCPGATE_AUTH_USERS)")
+	fl.StringVar(&a.keys, "auth-keys", envOr("MCPGATE_AUTH_KEYS", ""), "file of API keys, name:sha256:hex per line, made with \"mcpgate auth new-key\" (env MCPGATE_AUTH_KEYS)")
 	fl.StringVar(&a.issuer, "oauth-issuer", envOr("MCPGATE_OAUTH_ISSUER", ""), "accept OAuth access tokens (JWT) from this authorization server (env MCPGATE_OAUTH_ISSUER)")
 	fl.StringVar(&a.resource, "oauth-resource", envOr("MCPGATE_OAUTH_RESOURCE", ""), "this server's public URL, which tokens must name as audience (default http://ADDR/mcp)")
 	fl.StringVar(&a.jwksURL, "oauth-jwks-url", "", "where the issuer's keys are (default: jwks_uri from the issuer's metadata)")

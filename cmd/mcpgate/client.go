@@ -30,16 +30,25 @@ import (
 // server: one at an http(s) URL, or one started as a subprocess from the
 // command after "--", as desktop clients start stdio servers.
 
-const targetHelp = `The server (TARGET) is either
+// targetHelp explains TARGET with the command's own usage (path is
+// "mcpgate tools call", ops its operands such as NAME).
+func targetHelp(path string, ops []string) string {
+	o, own := "", "this command's flags (such as --json)"
+	if len(ops) > 0 {
+		o = " " + strings.Join(ops, " ")
+		own = "this command's " + strings.Join(ops, " and ") + " and flags (such as --json)"
+	}
+	return fmt.Sprintf(`The server (TARGET) is either
   - an http(s) URL, given first:
-      mcpgate tools list http://127.0.0.1:8765/mcp
+      %[1]s http://127.0.0.1:8765/mcp%[2]s
   - or a command after "--", started as a subprocess that speaks MCP on its
     standard input and output:
-      mcpgate tools list -- npx -y @modelcontextprotocol/server-everything stdio
-Everything after "--" belongs to the server command: this command's own
-arguments (NAME, URI) and flags (--args, --json, ...) go before "--".
-A server command's stderr is shown only with --log-level debug, and its last
-lines when it fails.`
+      %[1]s%[2]s -- mcpgate serve --stdio
+Everything after "--" belongs to the server command, so put
+%[3]s before it.
+A server command's stderr is shown only with --log-level debug, and its
+last lines when it fails.`, path, o, own)
+}
 
 // clientFlags are the flags every client command has.
 type clientFlags struct {
@@ -55,7 +64,7 @@ type clientFlags struct {
 func (f *clientFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON (lists: every page merged), for scripts")
 	fl.DurationVar(&f.timeout, "timeout", 60*time.Second, "how long each request may take (0: no limit)")
-	fl.StringVar(&f.protocolVersion, "protocol-version", "auto", "protocol revision: auto (2026-07-28 when the server answers server/discover, else the newest it negotiates through initialize), or one of "+strings.Join(append(slices.Clone(mcp.ModernVersions), mcp.SupportedVersions...), ", "))
+	fl.StringVar(&f.protocolVersion, "protocol-version", "auto", "protocol revision: auto (the stateless "+mcp.ModernVersion+" when the server answers server/discover, else the newest it negotiates through initialize), or one of "+strings.Join(mcp.Versions(), ", "))
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "HTTP header 'Name: value' sent with every request (repeatable; URL targets)")
 	fl.StringVar(&f.apiKey, "api-key", "", "send 'Authorization: Bearer KEY' (env MCPGATE_API_KEY; URL targets)")
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "KEY=VALUE added to the environment of a server command (repeatable; command targets)")
@@ -112,6 +121,9 @@ func parseTarget(cmd *cobra.Command, args []string, ops ...string) (target, []st
 		if strings.Contains(args[0], "://") {
 			return target{}, nil, fmt.Errorf("TARGET %q: only http and https URLs are supported", args[0])
 		}
+		if schemeless(args[0]) {
+			return target{}, nil, fmt.Errorf("TARGET %q is not a URL: did you mean http://%s? (%s http://%s)", args[0], args[0], cmd.CommandPath(), strings.Join(args, " "))
+		}
 		return target{}, nil, fmt.Errorf("TARGET %q is not an http(s) URL; to start a server command, put it after \"--\": %s -- %s", args[0], cmd.CommandPath(), strings.Join(args, " "))
 	}
 	if len(args) != len(ops)+1 {
@@ -129,6 +141,28 @@ func usageOperands(ops []string) string {
 		return "{URL | -- COMMAND [ARG...]}"
 	}
 	return fmt.Sprintf("{URL %s | %s -- COMMAND [ARG...]}", o, o)
+}
+
+// hostName matches a DNS name of two labels or more, such as
+// mcp.example.com.
+var hostName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+$`)
+
+// schemeless reports whether s reads as a URL without its scheme
+// (127.0.0.1:8765/mcp, localhost:8765, mcp.example.com/mcp) rather than
+// a command (server.py, ./server, npx).
+func schemeless(s string) bool {
+	if strings.ContainsAny(s, " \t") {
+		return false
+	}
+	u, err := url.Parse("http://" + s)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	host := u.Hostname()
+	if u.Port() != "" || host == "localhost" || net.ParseIP(host) != nil {
+		return true
+	}
+	return hostName.MatchString(host) && u.Path != ""
 }
 
 func isURL(s string) bool {
@@ -175,8 +209,8 @@ func (f *clientFlags) withSession(cmd *cobra.Command, t target, do func(ctx cont
 }
 
 func (f *clientFlags) check(t target) error {
-	if f.protocolVersion != "auto" && !slices.Contains(mcp.SupportedVersions, f.protocolVersion) && !slices.Contains(mcp.ModernVersions, f.protocolVersion) {
-		return fmt.Errorf("--protocol-version %q: use auto or one of %s", f.protocolVersion, strings.Join(append(slices.Clone(mcp.ModernVersions), mcp.SupportedVersions...), ", "))
+	if f.protocolVersion != "auto" && !slices.Contains(mcp.Versions(), f.protocolVersion) {
+		return fmt.Errorf("--protocol-version %q: use auto or one of %s", f.protocolVersion, strings.Join(mcp.Versions(), ", "))
 	}
 	if t.url != "" {
 		if len(f.env) > 0 {
@@ -460,8 +494,11 @@ func newClientLeaf(d clientCommand) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     d.name + " " + usageOperands(d.ops),
 		Short:   d.short,
-		Long:    d.long + "\n\n" + targetHelp,
+		Long:    d.long + "\n\n" + targetHelp("mcpgate "+d.name, d.ops),
 		Example: d.example,
+		// newClientGroup renders the TARGET paragraph again with the
+		// group's name in the command path.
+		Annotations: map[string]string{annotClientLong: d.long, annotClientOps: strings.Join(d.ops, " ")},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, ops, err := parseTarget(cmd, args, d.ops...)
 			if err != nil {
@@ -507,8 +544,20 @@ func newClientGroup(use, short string, subs ...*cobra.Command) *cobra.Command {
 		},
 	}
 	cmd.AddCommand(subs...)
+	for _, sub := range subs {
+		if long, ok := sub.Annotations[annotClientLong]; ok {
+			sub.Long = long + "\n\n" + targetHelp("mcpgate "+use+" "+sub.Name(), strings.Fields(sub.Annotations[annotClientOps]))
+		}
+	}
 	return cmd
 }
+
+// Annotations of a client command: its description and operands, from
+// which newClientGroup renders its help.
+const (
+	annotClientLong = "mcpgate/client-long"
+	annotClientOps  = "mcpgate/client-ops"
+)
 
 // newClientCmds returns the client commands for the root command.
 func newClientCmds() []*cobra.Command {

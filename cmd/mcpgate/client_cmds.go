@@ -30,7 +30,7 @@ full (input schemas included), all pages merged.`,
 		example: `  mcpgate tools list http://127.0.0.1:8765/mcp
   mcpgate tools list --api-key "$KEY" https://mcp.example.com/mcp
   mcpgate tools list -- mcpgate serve --stdio
-  mcpgate tools list --json -- npx -y @modelcontextprotocol/server-everything stdio`,
+  mcpgate tools list --json -- npx -y @modelcontextprotocol/server-everything@2026.8.31 stdio`,
 		run: func(ctx context.Context, cmd *cobra.Command, c *clientConn, _ []string) error {
 			tools, err := listAll(c.cs.Tools(ctx))
 			if err != nil {
@@ -70,8 +70,8 @@ A tool that reports an error (isError) makes the command exit with status
 standard output).`,
 		example: `  mcpgate tools call http://127.0.0.1:8765/mcp create_task --args '{"title":"Try mcpgate"}'
   mcpgate tools call list_tasks --args '{"status":"pending"}' -- mcpgate serve --stdio
-  mcpgate tools call echo --args '{"message":"hi"}' -- npx -y @modelcontextprotocol/server-everything stdio
-  echo '{"title":"from a file"}' | mcpgate tools call create_task --args @- --json http://127.0.0.1:8765/mcp`,
+  mcpgate tools call echo --args '{"message":"hi"}' -- npx -y @modelcontextprotocol/server-everything@2026.8.31 stdio
+  echo '{"title":"from standard input"}' | mcpgate tools call http://127.0.0.1:8765/mcp create_task --args @- --json`,
 		flags: func(fl *pflag.FlagSet) {
 			fl.StringVarP(&argsJSON, "args", "a", "", "the tool's arguments: a JSON object, @FILE or @- (standard input)")
 		},
@@ -139,7 +139,7 @@ func newResourcesCmd() *cobra.Command {
 description), then its resource templates, if any. With --json, print
 {"resources": [...], "resourceTemplates": [...]}, all pages merged.`,
 		example: `  mcpgate resources list http://127.0.0.1:8765/mcp
-  mcpgate resources list --json -- npx -y @modelcontextprotocol/server-everything stdio`,
+  mcpgate resources list --json -- npx -y @modelcontextprotocol/server-everything@2026.8.31 stdio`,
 		run: func(ctx context.Context, cmd *cobra.Command, c *clientConn, _ []string) error {
 			res, err := listAll(c.cs.Resources(ctx))
 			if err != nil {
@@ -192,8 +192,8 @@ description), then its resource templates, if any. With --json, print
 		long: `Read the resource URI and print its text. Binary contents are
 summarised (media type and size); use --json to get them, base64-encoded.
 When the server returns several contents, each is introduced by its URI.`,
-		example: `  mcpgate resources read http://127.0.0.1:8765/mcp file:///notes.txt
-  mcpgate resources read demo://resource/static/document/architecture.md -- npx -y @modelcontextprotocol/server-everything stdio`,
+		example: `  mcpgate resources read http://127.0.0.1:8765/mcp tasks://open
+  mcpgate resources read demo://resource/static/document/architecture.md -- npx -y @modelcontextprotocol/server-everything@2026.8.31 stdio`,
 		run: func(ctx context.Context, cmd *cobra.Command, c *clientConn, ops []string) error {
 			cctx, cancel := c.callCtx(ctx)
 			res, err := c.cs.ReadResource(cctx, ops[0])
@@ -223,7 +223,7 @@ func newPromptsCmd() *cobra.Command {
 required one) and descriptions. With --json, print {"prompts": [...]},
 all pages merged.`,
 		example: `  mcpgate prompts list http://127.0.0.1:8765/mcp
-  mcpgate prompts list -- npx -y @modelcontextprotocol/server-everything stdio`,
+  mcpgate prompts list -- npx -y @modelcontextprotocol/server-everything@2026.8.31 stdio`,
 		run: func(ctx context.Context, cmd *cobra.Command, c *clientConn, _ []string) error {
 			prompts, err := listAll(c.cs.Prompts(ctx))
 			if err != nil {
@@ -254,8 +254,8 @@ all pages merged.`,
 		long: `Get the prompt NAME with the arguments given by --args, a JSON object
 whose values are strings (--args @FILE reads it from FILE, --args @- from
 standard input), and print its messages. With --json, print the result.`,
-		example: `  mcpgate prompts get http://127.0.0.1:8765/mcp summarize --args '{"topic":"tasks"}'
-  mcpgate prompts get args-prompt --args '{"city":"Paris"}' -- npx -y @modelcontextprotocol/server-everything stdio`,
+		example: `  mcpgate prompts get http://127.0.0.1:8765/mcp review_tasks --args '{"tag":"home"}'
+  mcpgate prompts get args-prompt --args '{"city":"Paris"}' -- npx -y @modelcontextprotocol/server-everything@2026.8.31 stdio`,
 		flags: func(fl *pflag.FlagSet) {
 			fl.StringVarP(&argsJSON, "args", "a", "", "the prompt's arguments: a JSON object of strings, @FILE or @- (standard input)")
 		},

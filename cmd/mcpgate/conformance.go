@@ -20,8 +20,9 @@ import (
 func newConformanceCmd() *cobra.Command {
 	var addr string
 	cmd := &cobra.Command{
-		Use:   "conformance-server",
-		Short: "Serve the fixtures of the official MCP conformance suite over HTTP",
+		Use:    "conformance-server",
+		Hidden: true, // for make conformance, not for users
+		Short:  "Serve the fixtures of the official MCP conformance suite over HTTP",
 		Long: `Serve the tools, resources and prompts that the official conformance suite
 (@modelcontextprotocol/conformance) calls, at http://ADDR/mcp, so that the
 suite can score this implementation: make conformance runs it.`,
@@ -58,8 +59,9 @@ suite can score this implementation: make conformance runs it.`,
 
 func newConformanceClientCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "conformance-client URL",
-		Short: "Play the client side of an official MCP conformance suite scenario",
+		Use:    "conformance-client URL",
+		Hidden: true, // for make conformance, not for users
+		Short:  "Play the client side of an official MCP conformance suite scenario",
 		Long: `Connect to the suite's test server at URL and do what the scenario named in
 MCP_CONFORMANCE_SCENARIO asks (credentials, for some auth scenarios, come
 in MCP_CONFORMANCE_CONTEXT): the suite's client mode runs this command,

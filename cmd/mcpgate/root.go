@@ -18,28 +18,34 @@ var version = ""
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "mcpgate",
-		Short: "An MCP server and gateway",
-		Long: `mcpgate serves tools to AI clients over the Model Context Protocol (MCP).
+		Short: "An MCP gateway: many MCP servers behind one endpoint, with built-in task tools",
+		Long: `mcpgate speaks the Model Context Protocol (MCP), through which AI clients
+such as Claude Desktop, Claude Code and Cursor discover and call tools.
 
-Out of the box it offers a task store (create, list, update and complete
-tasks, kept in a SQLite file in your data directory), so an assistant such
-as Claude Desktop or Claude Code can keep track of work across sessions.
-
-Run "mcpgate serve" and point a client at http://127.0.0.1:8765/mcp, or let
-the client start it over stdio:
-
-  {"mcpServers": {"mcpgate": {"command": "mcpgate", "args": ["serve", "--stdio"]}}}
-
-It is also a client for any MCP server, local or remote:
-
-  mcpgate tools list http://127.0.0.1:8765/mcp
-  mcpgate tools call echo --args '{"message":"hi"}' -- npx -y @modelcontextprotocol/server-everything
+  A gateway      "mcpgate serve --config FILE" runs the MCP servers a file
+                 lists (a Claude Desktop config works as it is) and serves
+                 all their tools, prompts and resources behind one endpoint,
+                 over Streamable HTTP or stdio. Check a file first with
+                 "mcpgate check-config FILE".
+  Built-in tools "mcpgate serve" alone serves a task store (create, list,
+                 update and complete tasks, kept in SQLite) at
+                 http://127.0.0.1:8765/mcp, or over stdio with --stdio.
+  A client       "mcpgate tools|resources|prompts|ping" talk to any MCP
+                 server: a URL, or a command after "--".
+  A Go library   github.com/mcpgate/mcpgate/mcp and mcphttp, for writing
+                 MCP servers and clients (see the README).
 
 Logs go to standard error. Under "serve --stdio" standard output carries
 only protocol messages; the client commands print their results there.`,
+		Example: `  mcpgate serve
+  mcpgate check-config gateway.yaml
+  mcpgate tools list http://127.0.0.1:8765/mcp
+  mcpgate tools call echo --args '{"message":"hi"}' -- npx -y @modelcontextprotocol/server-everything@2026.8.31 stdio`,
+		Version:       buildVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("mcpgate {{.Version}}\n")
 	var logLevel string
 	root.PersistentFlags().StringVar(&logLevel, "log-level", envOr("MCPGATE_LOG_LEVEL", "info"), "log detail on stderr: debug, info, warn or error (env MCPGATE_LOG_LEVEL)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {

@@ -47,30 +47,38 @@ func newServeCmd() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the built-in task tools over MCP (HTTP, or stdio with --stdio)",
-		Long: `Serve the built-in task store's tools (create_task, get_task, list_tasks,
-update_task, complete_task, delete_task) to MCP clients.
+		Short: "Serve MCP: a gateway for the servers of --config, or the built-in task tools",
+		Long: `Serve MCP to AI clients, over Streamable HTTP or (with --stdio) standard
+input and output.
 
-By default mcpgate listens for Streamable HTTP on http://` + defaultAddr + `/mcp
-(loopback only; use --addr to change it). The older HTTP+SSE transport of
-2024-11-05 clients is served at /sse as well.
+With --config FILE, mcpgate is a gateway: it runs the MCP servers the file
+lists (commands over stdio, URLs over HTTP; a Claude Desktop config works
+as it is), supervises them, and serves all their tools, prompts and
+resources here, each name prefixed with its server's name
+(github_create_issue). The built-in task tools join them when the file
+enables builtins.tasks. Check a file first with "mcpgate check-config FILE".
+
+Without --config, mcpgate serves its built-in task store: the tools
+create_task, get_task, list_tasks, update_task, complete_task and
+delete_task, the prompt review_tasks and the resource tasks://open. Tasks
+are kept in a SQLite file, by default in your data directory
+(` + defaultDBHint() + `); set --db or MCPGATE_TASKS_DB to use another.
+
+Over HTTP mcpgate listens on http://` + defaultAddr + `/mcp (loopback only;
+--addr changes it, and an address other machines can reach needs
+--auth-keys, --auth-users or --oauth-issuer). The older HTTP+SSE transport
+of 2024-11-05 clients is served at /sse as well.
 
 With --stdio, messages are read from standard input and written to standard
 output, one per line: this is how desktop clients such as Claude Desktop
 start a server.
 
-With --config FILE, mcpgate is a gateway: it runs the MCP servers the file
-lists (commands over stdio, URLs over HTTP), supervises them, and serves
-all their tools, prompts and resources here, each name prefixed with its
-server's name (github_create_issue). The built-in task tools join them
-when the file enables builtins.tasks. Check a file with
-` + "`mcpgate check-config FILE`" + `.
-
 Either way mcpgate stops on SIGINT or SIGTERM (and, with --stdio, at the end
-of its input) after letting calls in progress finish.
-
-Tasks are kept in a SQLite file, by default in your data directory
-(` + defaultDBHint() + `); set --db or MCPGATE_TASKS_DB to use another.`,
+of its input) after letting calls in progress finish.`,
+		Example: `  mcpgate serve
+  mcpgate serve --stdio
+  mcpgate serve --config gateway.yaml
+  mcpgate serve --config claude_desktop_config.json --stdio`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.addrSet = cmd.Flags().Changed("addr")
@@ -92,7 +100,7 @@ Tasks are kept in a SQLite file, by default in your data directory
 	fl.StringVar(&f.metricsAddr, "metrics-addr", envOr("MCPGATE_METRICS_ADDR", ""), "with --config: serve /metrics (Prometheus), /healthz and /readyz on this address of their own, such as 127.0.0.1:9464 (env MCPGATE_METRICS_ADDR)")
 	fl.StringVar(&f.adminTokenFile, "admin-token-file", envOr("MCPGATE_ADMIN_TOKEN_FILE", ""), "with --metrics-addr: a file holding the admin token, which callers of /readyz?verbose=1 must send as \"Authorization: Bearer TOKEN\" to see each upstream's state (env MCPGATE_ADMIN_TOKEN_FILE, or the token itself in MCPGATE_ADMIN_TOKEN)")
 	fl.StringVarP(&f.config, "config", "c", envOr("MCPGATE_CONFIG", ""), "gateway configuration (JSON or YAML; a Claude Desktop config works as it is): serve its MCP servers behind this endpoint, reloading on change or SIGHUP (env MCPGATE_CONFIG)")
-	fl.StringVar(&f.addr, "addr", envOr("MCPGATE_ADDR", defaultAddr), "HTTP listen address (env MCPGATE_ADDR); keep it on 127.0.0.1 unless clients are remote and --auth is set")
+	fl.StringVar(&f.addr, "addr", envOr("MCPGATE_ADDR", defaultAddr), "HTTP listen address (env MCPGATE_ADDR); keep it on 127.0.0.1 unless clients are remote and --auth-keys, --auth-users or --oauth-issuer is set")
 	fl.BoolVar(&f.stateless, "stateless", false, "HTTP without sessions, for replicas behind a load balancer (no server-to-client requests, no GET stream)")
 	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "host name clients may use in the Host header besides localhost, 127.0.0.1 and ::1 (repeatable)")
 	fl.StringSliceVar(&f.allowedOrigins, "allowed-origin", nil, "browser origin allowed to call the server, such as https://app.example.com (repeatable)")
@@ -273,12 +281,14 @@ func newServer(store *taskstore.Store) *mcp.Server {
 		Name:        "mcpgate",
 		Title:       "mcpgate",
 		Version:     buildVersion(),
-		Description: "Task store tools served by mcpgate",
+		Description: "A task store served by mcpgate: tools, a review prompt and the open tasks as a resource",
 	}, &mcp.ServerOptions{
 		Instructions: "mcpgate keeps a persistent task list. Use create_task to record work, " +
 			"list_tasks to find tasks (filter by status, tag or text), update_task and complete_task to track progress.",
 		Logger: slog.Default(),
 	})
 	taskstore.Register(s, store)
+	taskstore.RegisterPrompts(s, store)
+	taskstore.RegisterResources(s, store)
 	return s
 }

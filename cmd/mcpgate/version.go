@@ -19,14 +19,15 @@ func newVersionCmd() *cobra.Command {
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "mcpgate %s\n", buildVersion())
 			fmt.Fprintf(out, "go: %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
-			fmt.Fprintf(out, "protocol revisions: %s\n", strings.Join(mcp.SupportedVersions, ", "))
+			fmt.Fprintf(out, "protocol revisions: %s\n", strings.Join(mcp.Versions(), ", "))
 			return nil
 		},
 	}
 }
 
-// buildVersion returns the version set at link time, else the module
-// version, else the VCS revision the binary was built from.
+// buildVersion returns the version set at link time (make build sets it
+// from git describe), else the module version (go install ...@v1.2.3),
+// else the VCS revision the binary was built from, else "dev".
 func buildVersion() string {
 	if version != "" {
 		return version
