@@ -37,7 +37,7 @@ type CommandError struct {
 	// Cwd is set when the server's working directory is what is wrong.
 	Cwd string
 	// Dirs are the PATH directories searched for a command without a
-	// directory, in order.
+	// directory, in order, each once.
 	Dirs []string
 	// EnvPath is set when PATH came from the server's env.
 	EnvPath bool
@@ -132,7 +132,12 @@ func (s *Server) LookCommand() (string, error) {
 		return found, nil
 	}
 	path, fromEnv := s.pathList()
-	e.Dirs, e.EnvPath = filepath.SplitList(path), fromEnv
+	for _, dir := range filepath.SplitList(path) {
+		if !slices.Contains(e.Dirs, dir) { // a second look finds nothing new
+			e.Dirs = append(e.Dirs, dir)
+		}
+	}
+	e.EnvPath = fromEnv
 	for _, dir := range e.Dirs {
 		// A path with a separator is checked as it is, never searched:
 		// exec.LookPath's own rules for the file (mode, PATHEXT).

@@ -37,7 +37,7 @@ func TestLookCommand(t *testing.T) {
 		t.Skip("the cases use execute bits and ':' in PATH")
 	}
 	bin, other := programs(t, "srv"), programs(t, "npx")
-	t.Setenv("PATH", other+":"+bin)
+	t.Setenv("PATH", other+":"+bin+":"+other)
 	t.Chdir(filepath.Dir(bin)) // so that a relative PATH directory finds srv
 	for _, tc := range []struct {
 		name string
