@@ -3,9 +3,16 @@ package gateway
 import (
 	"cmp"
 	"context"
+	"fmt"
+	"maps"
 	"math"
 	"path"
 	"slices"
+	"strconv"
+	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -185,6 +192,11 @@ func (g *Gateway) discover(ctx context.Context, req *mcp.Request) (any, error) {
 	if err := req.DecodeParams(&p); err != nil {
 		return nil, err
 	}
+	if strings.TrimSpace(p.Query) == "" {
+		// Unknown members are ignored, for forward compatibility, but a
+		// misspelt query ({"q": ...}) must not read as "no tool fits".
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, `Invalid params: %s needs "query", a non-empty string saying what the tool should do, such as {"query": "read a file"}%s`, MethodDiscover, memberNames(req.RawParams))
+	}
 	maxTools := p.Context.MaxTools
 	switch {
 	case maxTools < 0 || p.Context.TokenBudget < 0:
@@ -210,6 +222,28 @@ func (g *Gateway) discover(ctx context.Context, req *mcp.Request) (any, error) {
 		res.Tools = append(res.Tools, DiscoveredTool{Tool: h.Tool, Score: math.Round(h.Score*1000) / 1000, Tokens: h.Tokens, Server: h.Server, Related: g.visibleNames(ctx, h.Related)})
 	}
 	return res, nil
+}
+
+// memberNames lists the members of params, for an error that says what
+// came instead of what was expected.
+func memberNames(params jsontext.Value) string {
+	var m map[string]jsontext.Value
+	if jsonv2.Unmarshal(params, &m) != nil {
+		return ""
+	}
+	delete(m, "_meta")
+	if len(m) == 0 {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(m))
+	more := ""
+	if len(names) > 5 {
+		names, more = names[:5], fmt.Sprintf(" and %d more", len(names)-5)
+	}
+	for i, n := range names {
+		names[i] = strconv.Quote(truncate(n, 40))
+	}
+	return "; got " + strings.Join(names, ", ") + more
 }
 
 // visibleNames keeps the names the caller may see.

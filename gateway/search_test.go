@@ -156,6 +156,17 @@ func TestToolSearchMethods(t *testing.T) {
 			if err := cs.Call(context.Background(), MethodDiscover, map[string]any{"query": 7}, nil); rpcCode(err) != jsonrpc.CodeInvalidParams {
 				t.Errorf("discover with a number for query: %v, want -32602", err)
 			}
+			// A misspelt query is no empty search; a standard method
+			// still ignores members it does not know.
+			for _, p := range []any{map[string]any{"q": "write"}, map[string]any{}, map[string]any{"query": " "}} {
+				err := cs.Call(context.Background(), MethodDiscover, p, nil)
+				if rpcCode(err) != jsonrpc.CodeInvalidParams || !strings.Contains(err.Error(), `needs "query"`) {
+					t.Errorf("discover with %v: %v, want -32602 naming query", p, err)
+				}
+			}
+			if err := cs.Call(context.Background(), "tools/list", map[string]any{"q": "write"}, nil); err != nil {
+				t.Errorf("tools/list with an unknown member: %v", err)
+			}
 		})
 	}
 }
