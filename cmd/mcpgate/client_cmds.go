@@ -128,7 +128,7 @@ standard output).`,
 			return nil
 		},
 	})
-	return newClientGroup("tools", "List and call the tools of an MCP server (a URL, or a command after --), or search catalogs offline", list, call, newToolSearchCmd())
+	return newClientGroup("tools", "List, call and search the tools of an MCP server (a URL, or a command after --)", list, call, newToolSearchCmd())
 }
 
 func newResourcesCmd() *cobra.Command {
@@ -363,6 +363,10 @@ func (c *clientConn) toolNotFound(ctx context.Context, name string) error {
 			return nil
 		}
 		names = append(names, t.Name)
+	}
+	// A server with tool search may list only some of the tools it runs.
+	if handled, err := c.toolNotFoundBySearch(ctx, name); handled {
+		return err
 	}
 	if len(names) == 0 {
 		return plainErrorf("tool %q not found: the server has no tools", name)
