@@ -26,7 +26,7 @@ FUZZ_TARGETS := \
 	./gateway/config:FuzzParse \
 	./toolsearch:FuzzSearch
 
-.PHONY: eval-search test deps vet unit fuzz conformance conformance-next build bench interop
+.PHONY: eval-search test deps vet unit fuzz conformance conformance-next build docs bench interop
 
 test: deps vet unit fuzz conformance interop
 
@@ -84,6 +84,11 @@ interop:
 # else the commit, with -dirty for uncommitted changes (GOFLAGS may turn
 # Go's own VCS stamping off, and a plain go build says "dev").
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+
+# Generated documentation: docs/config.md from gateway/config's types.
+# `make test` fails when it is out of date (TestConfigReference).
+docs:
+	$(GO) generate ./gateway/config
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/mcpgate ./cmd/mcpgate
