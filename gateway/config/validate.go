@@ -12,11 +12,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpgate/mcpgate/mcp"
 )
 
-// ProtocolVersions are the values protocolVersion takes; "" and "auto"
-// probe the server and then initialize.
-var ProtocolVersions = []string{"", "auto", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
+// ProtocolVersions are the values protocolVersion takes: "" and "auto"
+// (probe the server, then initialize), then the revisions mcpgate
+// speaks, newest first (mcp.Versions, the one list of them).
+var ProtocolVersions = append([]string{"", "auto"}, mcp.Versions()...)
 
 // Defaults applied by ApplyDefaults.
 const (
