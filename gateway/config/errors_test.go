@@ -78,7 +78,7 @@ var errorCases = []struct {
 	{"start", "", servers(`"a": {"command": "x", "start": »"soon"}`), nil,
 		[]string{`start "soon" is not lazy or eager (hint: use "lazy"`}},
 	{"protocolVersion", "", servers(`"a": {"command": "x", "protocolVersion": »"2025-01-01"}`), nil,
-		[]string{`protocolVersion "2025-01-01" is not a revision mcpgate speaks (hint: use 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28, or "auto"`}},
+		[]string{`protocolVersion "2025-01-01" is not a revision mcpgate speaks (hint: use 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05, or "auto"`}},
 	{"separator of other characters", "", `{"separator": »"::"}`, nil,
 		[]string{`separator "::" is not allowed (hint: use one or two of "_", "-" and "."`}},
 	{"separator too long", "", `{"separator": »"_-."}`, nil,
