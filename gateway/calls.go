@@ -29,7 +29,7 @@ type activeCall struct {
 // return (sampling, elicitation, roots) can be relayed to its client.
 func (u *upstream) do(ctx context.Context, req *mcp.Request, f func(ctx context.Context, cs *mcp.ClientSession) error) error {
 	if !u.breaker.allow() {
-		return errUnavailable(u.cfg.Name, errors.New("too many calls failed in a row; calls resume after a pause"))
+		return errUnavailable(u.cfg.Name, errors.New("too many calls failed in a row; calls resume after a pause"), u.currentState(), u.breaker.wait())
 	}
 	ctx, cancel := u.callContext(ctx)
 	defer cancel()
@@ -50,6 +50,14 @@ func (u *upstream) do(ctx context.Context, req *mcp.Request, f func(ctx context.
 	var rpcErr *jsonrpc.Error
 	failed := out != nil && errors.As(out, &rpcErr) && rpcErr.Code >= CodeUpstreamFailed && rpcErr.Code <= CodeUpstreamUnavailable
 	u.breaker.record(!failed)
+	if failed && rpcErr.Code == CodeUpstreamFailed && ctx.Err() == nil {
+		// The hop itself failed (refused, reset, closed): the supervisor
+		// checks the upstream now rather than at its next health check.
+		select {
+		case u.hopFailed <- out:
+		default: // told already
+		}
+	}
 	return out
 }
 
@@ -115,6 +123,13 @@ func (b *breaker) allow() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return time.Now().After(b.openTill)
+}
+
+// wait is how long the breaker stays open.
+func (b *breaker) wait() time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return time.Until(b.openTill)
 }
 
 func (b *breaker) record(ok bool) {

@@ -383,7 +383,17 @@ func (g *Gateway) publishLocked(u *upstream, l *listing) {
 			continue
 		}
 		g.toolOwner[t.Name] = u
+		delete(g.downTools, t.Name)
 		tools = append(tools, t)
+	}
+	for name, du := range g.downTools {
+		if du.cfg.Name == u.cfg.Name {
+			// Gone from the server's list since it was down: a tool the
+			// server no longer has is unknown now.
+			if _, ok := cat.tools[name]; !ok {
+				delete(g.downTools, name)
+			}
+		}
 	}
 	prompts := l.prompts[:0:0]
 	for _, p := range l.prompts {
@@ -428,8 +438,11 @@ func (g *Gateway) publishLocked(u *upstream, l *listing) {
 	}
 }
 
-// withdraw unpublishes everything of a down upstream; the others stay.
-func (g *Gateway) withdraw(u *upstream) {
+// withdraw unpublishes everything of an upstream; the others stay. The
+// tools of one that is down (not gone) are remembered in downTools, so a
+// call of one is told that its server is unavailable and to retry, not
+// that the tool does not exist.
+func (g *Gateway) withdraw(u *upstream, gone bool) {
 	u.pubMu.Lock()
 	defer u.pubMu.Unlock()
 	u.raw = nil
@@ -440,11 +453,21 @@ func (g *Gateway) withdraw(u *upstream) {
 		for pub := range old.tools {
 			if g.toolOwner[pub] == u {
 				delete(g.toolOwner, pub)
+				if !gone {
+					g.downTools[pub] = u
+				}
 			}
 		}
 		for pub := range old.prompts {
 			if g.promptOwner[pub] == u {
 				delete(g.promptOwner, pub)
+			}
+		}
+	}
+	if gone {
+		for name, du := range g.downTools {
+			if du == u {
+				delete(g.downTools, name)
 			}
 		}
 	}
@@ -457,6 +480,10 @@ func (g *Gateway) withdraw(u *upstream) {
 	g.server.RemovePrompts(mapKeys(old.prompts)...)
 	g.server.RemoveResources(old.resources...)
 	g.server.RemoveResourceTemplates(old.templates...)
+	if gone {
+		u.logger.Info("gateway: removed the upstream's tools", "tools", len(old.tools))
+		return
+	}
 	u.logger.Warn("gateway: withdrew the upstream's tools until it recovers", "tools", len(old.tools))
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/mcpgate/mcpgate/internal/redact"
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -22,13 +23,28 @@ const (
 	CodeDefinitionChanged   = -32014 // the tool's definition changed upstream (pins: block); calls wait for an operator's approval
 )
 
-func errUnavailable(server string, cause error) *jsonrpc.Error {
+func errUnavailable(server string, cause error, state State, retryAfter time.Duration) *jsonrpc.Error {
 	msg := fmt.Sprintf("Upstream %q is unavailable", server)
 	if cause != nil {
 		msg += ": " + redact.String(cause.Error())
 	}
-	return jsonrpc.Errorf(CodeUpstreamUnavailable, "%s; its tools return when it recovers, and the other servers keep serving", msg).
-		WithData(map[string]any{"server": server})
+	ms := max(retryAfter, 100*time.Millisecond).Milliseconds()
+	return jsonrpc.Errorf(CodeUpstreamUnavailable, "%s; its tools return when it recovers (retry in %d ms), and the other servers keep serving", msg, ms).
+		WithData(map[string]any{"server": server, "state": state, "retryAfterMs": ms})
+}
+
+// unavailable is the error of a request for this upstream while it is
+// not connected: its state, what went wrong last, and when to retry (its
+// next attempt to connect, or a second while it is starting).
+func (u *upstream) unavailable() *jsonrpc.Error {
+	u.mu.Lock()
+	state, lastErr, retryAt := u.state, u.lastErr, u.retryAt
+	u.mu.Unlock()
+	wait := time.Second
+	if state == StateDown {
+		wait = time.Until(retryAt) + 500*time.Millisecond // a connection takes a moment
+	}
+	return errUnavailable(u.cfg.Name, lastErr, state, wait)
 }
 
 // upstreamError turns what a call to an upstream returned into the error

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -66,6 +67,10 @@ type Options struct {
 	// with the answer before it is cancelled upstream. Zero means
 	// DefaultInputWindow, or Server.StateTTL where that is shorter.
 	InputWindow time.Duration
+	// StartWindow bounds how long the first lists (tools, prompts,
+	// resources, tool search) wait, at start, for every upstream to be
+	// listed or to fail. Zero means DefaultStartWindow.
+	StartWindow time.Duration
 	// Embedder, when set, adds dense retrieval to tool search, fused with
 	// BM25 (see toolsearch.OpenAIEmbedder).
 	Embedder toolsearch.Embedder
@@ -98,6 +103,11 @@ type Gateway struct {
 	prune          chan struct{} // asks the pruner of upstream subscriptions to run
 	// maxSubscriptions bounds one session's resource subscriptions.
 	maxSubscriptions int
+	// discovered is closed when the first round of upstream discovery
+	// ends (endDiscovery), within startWindow.
+	discovered  chan struct{}
+	startWindow time.Duration
+	started     atomic.Bool
 	// fileLimits: the limits come from the file, so a reload changes them.
 	fileLimits bool
 	pins       *pins.Store // the tool-definition pins
@@ -107,6 +117,7 @@ type Gateway struct {
 	upstreams   map[string]*upstream
 	tenantUps   map[string]*upstream // "tenant/server" → that tenant's own instance
 	toolOwner   map[string]*upstream // published tool name → its upstream
+	downTools   map[string]*upstream // tools withdrawn while their upstream is down or restarting
 	promptOwner map[string]*upstream
 
 	ctx    context.Context // the upstreams' parent, from Start
@@ -121,8 +132,9 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 	}
 	g := &Gateway{
 		cfg: cfg, logger: opts.Logger, version: opts.Version, sep: cfg.Separator,
-		upstreams: map[string]*upstream{}, tenantUps: map[string]*upstream{}, toolOwner: map[string]*upstream{}, promptOwner: map[string]*upstream{},
-		prune: make(chan struct{}, 1),
+		upstreams: map[string]*upstream{}, tenantUps: map[string]*upstream{}, toolOwner: map[string]*upstream{}, promptOwner: map[string]*upstream{}, downTools: map[string]*upstream{},
+		prune: make(chan struct{}, 1), discovered: make(chan struct{}),
+		startWindow: cmp.Or(opts.StartWindow, DefaultStartWindow),
 	}
 	if g.logger == nil {
 		g.logger = slog.Default()
@@ -237,11 +249,61 @@ func (g *Gateway) Start(ctx context.Context) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.ctx = ctx
+	var first sync.WaitGroup
 	for _, u := range g.upstreams {
+		first.Add(1)
+		u.firstRound = sync.OnceFunc(first.Done)
 		g.startUpstream(ctx, u)
 	}
 	for _, u := range g.tenantUps {
 		g.startUpstream(ctx, u)
+	}
+	g.started.Store(true)
+	go g.endDiscovery(ctx, &first)
+}
+
+// DefaultStartWindow bounds how long the first lists wait for the first
+// round of upstream discovery.
+const DefaultStartWindow = 5 * time.Second
+
+// endDiscovery ends the first round of upstream discovery once every
+// upstream has been listed or has failed, or the start window passes:
+// the first lists of the clients wait for it (awaitDiscovery), so that a
+// client that lists once, at once, sees every upstream's tools. What an
+// upstream publishes later comes with list_changed, as always.
+func (g *Gateway) endDiscovery(ctx context.Context, first *sync.WaitGroup) {
+	done := make(chan struct{})
+	go func() {
+		first.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(g.startWindow)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		var slow []string
+		for _, st := range g.Status() {
+			if st.State == StateStarting {
+				slow = append(slow, st.Name)
+			}
+		}
+		g.logger.Warn("gateway: not every upstream was listed within the start window; the first lists go out without them, and their tools follow with list_changed",
+			"window", g.startWindow, "starting", slow)
+	case <-ctx.Done():
+	}
+	close(g.discovered)
+}
+
+// awaitDiscovery waits (within ctx) for the first round of upstream
+// discovery, if it is still going on.
+func (g *Gateway) awaitDiscovery(ctx context.Context) {
+	if !g.started.Load() {
+		return // not started: nothing is being discovered
+	}
+	select {
+	case <-g.discovered:
+	case <-ctx.Done():
 	}
 }
 

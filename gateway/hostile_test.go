@@ -50,10 +50,14 @@ const (
 
 // runHostile serves one hostile mode over stdio until stdin ends.
 func runHostile(mode string) {
-	if mode == "sleeper" {
+	switch mode {
+	case "sleeper", "mute":
+		// sleeper: a daemon's child; mute: a server that never answers.
 		signal.Ignore(syscall.SIGTERM, syscall.SIGHUP)
 		time.Sleep(time.Minute)
 		return
+	case "slowstart":
+		time.Sleep(time.Second) // a server that takes its time to start
 	}
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	out := bufio.NewWriterSize(os.Stdout, 1<<20)
@@ -670,4 +674,36 @@ func isZombie(pid int) bool {
 	}
 	f := strings.Fields(string(b))
 	return len(f) > 2 && f[2] == "Z"
+}
+
+// Issue 20: the first lists wait for the first round of discovery, so a
+// client that lists once, at once, sees every upstream's tools: a slow
+// one's too. A server that never answers holds the first lists back only
+// for the start window, and one that fails not at all.
+func TestFirstListingWaitsForDiscovery(t *testing.T) {
+	var logs logBuffer
+	cfg := &config.Config{Servers: map[string]*config.Server{
+		"alpha": stdioServer("alpha"),
+		"slow":  hostileServer("slow", "slowstart"),
+		"mute":  hostileServer("mute", "mute"),
+		"dead":  {Name: "dead", Command: "/nonexistent/mcp-server"},
+	}}
+	g := runConfigured(t, cfg, &Options{Logger: logs.logger(), StartWindow: 4 * time.Second})
+	cs := connectTo(t, g.Server(), &mcp.ClientOptions{ProtocolVersion: "2025-11-25"})
+	res, err := cs.ListTools(context.Background(), nil) // no waiting for states first
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	for _, want := range []string{"alpha_echo", "slow_act"} {
+		if !slicesContains(names, want) {
+			t.Errorf("the first tools/list lacks %s: %v", want, names)
+		}
+	}
+	if !strings.Contains(logs.String(), "not every upstream was listed within the start window") || !strings.Contains(logs.String(), "mute") {
+		t.Errorf("the window's end is not logged with the server that held it:\n%s", tail(logs.String(), 2000))
+	}
 }

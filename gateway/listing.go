@@ -18,6 +18,14 @@ import (
 // at no cost.
 func (g *Gateway) listMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, req *mcp.Request) (any, error) {
+		select {
+		case <-g.discovered: // the usual case: long over
+		default:
+			// A client that lists once, at once, sees every upstream.
+			if listsTools(req) {
+				g.awaitDiscovery(ctx)
+			}
+		}
 		if req.Method != "tools/list" {
 			return next(ctx, req)
 		}
@@ -30,6 +38,19 @@ func (g *Gateway) listMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return g.shapeList(ctx, res)
 	}
+}
+
+// listsTools reports whether a request lists what the upstreams offer:
+// a list, tool search, or a meta-tool.
+func listsTools(req *mcp.Request) bool {
+	switch req.Method {
+	case "tools/list", "prompts/list", "resources/list", "resources/templates/list", MethodDiscover:
+		return true
+	case "tools/call":
+		call, _ := calledTool(req.RawParams)
+		return isMetaTool(call.Name)
+	}
+	return false
 }
 
 // shapeList rewrites one page of tools/list: minimal-mode tools lose

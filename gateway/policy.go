@@ -151,6 +151,8 @@ type route struct {
 	// blocked: a tool whose changed definition waits for approval under
 	// pins: block (pinning.go); calls are refused.
 	blocked bool
+	// down: a tool withdrawn while its upstream is down or restarting.
+	down bool
 }
 
 type routesKey struct{}
@@ -181,6 +183,10 @@ func (g *Gateway) resolve(ctx context.Context, t target) *route {
 		if u = g.toolOwner[t.name]; u != nil && u.catalog != nil {
 			r.orig, r.tasks = u.catalog.tools[t.name], u.catalog.tasks[t.name]
 			r.blocked = u.catalog.pins.blocked[t.name]
+		} else if u = g.downTools[t.name]; u != nil {
+			// Published, and back when its server is: the caller is told
+			// to wait and retry, not that the tool does not exist.
+			r.down, r.orig = true, t.name
 		}
 	case mcp.KindPrompt:
 		if u = g.promptOwner[t.name]; u != nil && u.catalog != nil {
@@ -233,12 +239,15 @@ func (g *Gateway) policy(next mcp.MethodHandler) mcp.MethodHandler {
 			routes := make([]*route, 0, len(targets))
 			for _, t := range targets {
 				if r := g.resolve(ctx, t); r != nil {
+					if r.down && err == nil {
+						err = r.up.unavailable()
+					}
 					routes = append(routes, r)
 				}
 			}
 			ctx = context.WithValue(ctx, routesKey{}, routes)
 			release := func() {}
-			if rule.forwards {
+			if rule.forwards && err == nil {
 				tenant, _ := TenantFrom(ctx)
 				tool := ""
 				if len(targets) > 0 && targets[0].kind == mcp.KindTool {

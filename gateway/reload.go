@@ -76,7 +76,9 @@ func (g *Gateway) Reload(cfg *config.Config) {
 	}
 	g.sampling.set(Limits{Calls: LimitsFromConfig(cfg.Limits).Sampling})
 	for _, u := range stop {
-		g.stopUpstream(u)
+		// A server kept under its names restarts; its tools are only
+		// unavailable meanwhile.
+		g.stopUpstream(u, renameAll || !keep[u.cfg.Name])
 	}
 	slices.SortFunc(start, func(a, b *upstream) int { return cmp.Compare(a.cfg.Name, b.cfg.Name) })
 	for _, u := range start {
@@ -91,12 +93,17 @@ func (g *Gateway) Reload(cfg *config.Config) {
 }
 
 // stopUpstream ends an upstream's supervision (and its process) and
-// withdraws what it published.
-func (g *Gateway) stopUpstream(u *upstream) {
-	g.logger.Info("gateway: stopping upstream", "upstream", u.cfg.Name)
+// withdraws what it published: for good when the configuration no longer
+// has the server (gone), until its successor publishes otherwise.
+func (g *Gateway) stopUpstream(u *upstream, gone bool) {
+	if gone {
+		g.logger.Info("gateway: removing upstream: the configuration no longer has it", "upstream", u.cfg.Name)
+	} else {
+		g.logger.Info("gateway: restarting upstream: its settings changed", "upstream", u.cfg.Name)
+	}
 	if u.cancel != nil {
 		u.cancel()
 		<-u.done
 	}
-	g.withdraw(u)
+	g.withdraw(u, gone)
 }

@@ -222,6 +222,8 @@ func (g *Gateway) filter(ctx context.Context, kind mcp.ItemKind, name string) bo
 	case mcp.KindTool:
 		if u := g.toolOwner[name]; u != nil {
 			server = u.cfg.Name
+		} else if u := g.downTools[name]; u != nil {
+			server = u.cfg.Name
 		}
 	case mcp.KindPrompt:
 		if u := g.promptOwner[name]; u != nil {

@@ -46,6 +46,7 @@ type upstream struct {
 	cs       *mcp.ClientSession
 	ready    chan struct{} // closed and replaced whenever a connection is up or given up on
 	lastErr  error
+	retryAt  time.Time // when a down upstream is tried again
 	lastUsed time.Time
 	catalog  *catalog        // what it lists, as the gateway publishes it
 	subs     map[string]bool // the resources subscribed to upstream, by its URI
@@ -86,6 +87,13 @@ type upstream struct {
 	// a session; only the run goroutine uses it.
 	watch   *refusalWatch
 	refused chan error
+	// hopFailed tells the supervisor that a call could not reach the
+	// upstream (do), so it probes at once.
+	hopFailed chan error
+
+	// firstRound, set by Start, tells the gateway that the upstream's
+	// first connection was listed or failed (nil after a reload).
+	firstRound func()
 
 	wake   chan struct{} // asks an idle upstream to connect
 	cancel context.CancelFunc
@@ -100,7 +108,7 @@ func newUpstream(g *Gateway, cfg *config.Server) *upstream {
 	return &upstream{
 		g: g, cfg: cfg, logger: upstreamLogger(g.logger, cfg.Name),
 		slots: make(chan struct{}, n), state: StateStarting, ready: make(chan struct{}),
-		wake: make(chan struct{}, 1), refused: make(chan error, 1), done: make(chan struct{}),
+		wake: make(chan struct{}, 1), refused: make(chan error, 1), hopFailed: make(chan error, 1), done: make(chan struct{}),
 	}
 }
 
@@ -305,8 +313,11 @@ func (u *upstream) run(ctx context.Context) {
 			continue
 		}
 		if err != nil {
-			u.setDown(err)
 			wait := backoff + time.Duration(rand.Int64N(int64(backoff/2)+1))
+			u.mu.Lock()
+			u.retryAt = time.Now().Add(wait)
+			u.mu.Unlock()
+			u.setDown(err)
 			u.logger.Warn("gateway: upstream unavailable; retrying", "error", err, "in", wait.Round(time.Millisecond))
 			if !sleep(ctx, wait) {
 				return
@@ -358,6 +369,10 @@ func (u *upstream) connect(ctx context.Context, park bool) (*mcp.ClientSession, 
 	case <-u.refused: // about an earlier session
 	default:
 	}
+	select {
+	case <-u.hopFailed: // likewise
+	default:
+	}
 	cctx, cancel := context.WithTimeout(ctx, u.timeout())
 	defer cancel()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpgate", Version: u.g.version}, u.clientOptions()).Connect(cctx, u.transport())
@@ -384,6 +399,7 @@ func (u *upstream) connect(ctx context.Context, park bool) (*mcp.ClientSession, 
 		u.mu.Unlock()
 		cs.Close()
 		u.logger.Info("gateway: upstream listed; stopped until a request needs it", "protocol", cs.ProtocolVersion())
+		u.announce()
 		return nil, nil
 	}
 	u.resubscribe(cctx, cs)
@@ -397,7 +413,16 @@ func (u *upstream) connect(ctx context.Context, park bool) (*mcp.ClientSession, 
 	u.ready = make(chan struct{})
 	u.mu.Unlock()
 	u.logger.Info("gateway: upstream ready", "protocol", cs.ProtocolVersion())
+	u.announce()
 	return cs, nil
+}
+
+// announce tells the first round of discovery that this upstream is
+// listed or has failed.
+func (u *upstream) announce() {
+	if u.firstRound != nil {
+		u.firstRound()
+	}
 }
 
 // serve watches a live session: health checks, idleness, its end. It
@@ -436,6 +461,29 @@ func (u *upstream) serve(ctx context.Context, cs *mcp.ClientSession) (idle bool,
 		case err := <-u.refused:
 			cs.Close()
 			return false, err
+		case err := <-u.hopFailed:
+			// A call could not reach the upstream: degraded at once, and
+			// down (its tools withdrawn, reconnected with backoff) unless
+			// it answers a probe.
+			u.mu.Lock()
+			if u.state == StateReady {
+				u.state, u.lastErr = StateDegraded, err
+			}
+			u.mu.Unlock()
+			pctx, cancel := context.WithTimeout(ctx, min(u.timeout(), 5*time.Second))
+			perr := cs.Ping(pctx)
+			cancel()
+			if perr != nil {
+				u.logger.Warn("gateway: a call could not reach the upstream, nor could a probe; taking it down until it answers again", "call", err, "probe", perr)
+				cs.Close()
+				u.setDown(fmt.Errorf("a call failed (%v) and so did a probe: %w", err, perr))
+				return false, nil
+			}
+			u.mu.Lock()
+			if u.state == StateDegraded {
+				u.state, u.lastErr = StateReady, nil
+			}
+			u.mu.Unlock()
 		case <-tick:
 			// Ping is ping for a legacy session and server/discover for a
 			// 2026-07-28 one, which has no ping.
@@ -491,8 +539,15 @@ func (u *upstream) setDown(err error) {
 	u.ready = make(chan struct{})
 	u.mu.Unlock()
 	if was != StateDown {
-		u.g.withdraw(u)
+		u.g.withdraw(u, false)
 	}
+	u.announce()
+}
+
+func (u *upstream) currentState() State {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.state
 }
 
 // session returns a live session, waking an idle upstream and waiting
@@ -500,7 +555,7 @@ func (u *upstream) setDown(err error) {
 func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 	for {
 		u.mu.Lock()
-		cs, state, ready, lastErr := u.cs, u.state, u.ready, u.lastErr
+		cs, state, ready := u.cs, u.state, u.ready
 		u.mu.Unlock()
 		if cs != nil {
 			return cs, nil
@@ -512,12 +567,12 @@ func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 			default:
 			}
 		case StateDown:
-			return nil, errUnavailable(u.cfg.Name, lastErr)
+			return nil, u.unavailable()
 		}
 		select {
 		case <-ready:
 		case <-ctx.Done():
-			return nil, errUnavailable(u.cfg.Name, fmt.Errorf("not ready within the request's time: %w", context.Cause(ctx)))
+			return nil, errUnavailable(u.cfg.Name, fmt.Errorf("not ready within the request's time: %w", context.Cause(ctx)), state, time.Second)
 		}
 	}
 }

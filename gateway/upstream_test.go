@@ -3,15 +3,19 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http/httptest"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -184,3 +188,72 @@ func (b *logBuffer) logger() *slog.Logger {
 type slogLogger = slog.Logger
 
 var slogDiscard = slog.New(slog.DiscardHandler)
+
+// Issue 20: a call that cannot reach its upstream (connection refused)
+// takes it down at once, not at the next health check: its tools are
+// withdrawn, and a call of one is told the server is unavailable and when
+// to retry (-32010 with retryAfterMs), never that the tool is unknown.
+// When the server is back on its address, so are its tools.
+func TestFailedCallTakesTheUpstreamDown(t *testing.T) {
+	var logs logBuffer
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	// A server that ends: its streams end, then the listener closes.
+	type server struct {
+		h   *mcphttp.Handler
+		srv *httptest.Server
+	}
+	stop := func(s server) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.h.Shutdown(ctx)
+		s.srv.Close()
+	}
+	serve := func(ln net.Listener) server {
+		h := mcphttp.NewHandler(testUpstream("beta"), nil)
+		srv := httptest.NewUnstartedServer(h)
+		srv.Listener.Close()
+		srv.Listener = ln
+		srv.Start()
+		return server{h, srv}
+	}
+	srv := serve(ln)
+	beta := &configServer{Name: "beta", URL: "http://" + addr + "/mcp", ServerOptions: config.ServerOptions{HealthInterval: config.Duration(time.Hour)}}
+	g, cs := startGateway(t, &logs, &mcp.ClientOptions{ProtocolVersion: "2025-11-25"}, beta)
+	if got := callText(t, cs, "beta_echo", map[string]string{"text": "x"}); got != "beta: x" {
+		t.Fatalf("beta_echo: %q", got)
+	}
+	stop(srv)
+	if _, err := cs.CallTool(context.Background(), "beta_echo", map[string]string{"text": "x"}); rpcCode(err) != CodeUpstreamFailed {
+		t.Fatalf("the call that found beta gone: %v", err)
+	}
+	waitUntil(t, func() bool { return stateOf(g, "beta").State == StateDown }, "beta to be down after a failed call, long before its health check")
+	_, err = cs.CallTool(context.Background(), "beta_echo", map[string]string{"text": "x"})
+	var e *jsonrpc.Error
+	if !errors.As(err, &e) || e.Code != CodeUpstreamUnavailable || !strings.Contains(string(e.Data), `"retryAfterMs"`) || !strings.Contains(string(e.Data), `"state":"down"`) {
+		t.Fatalf("a call of a down server's tool: %v %s, want -32010 with retryAfterMs and the state", err, dataOf(e))
+	}
+	if _, err := cs.CallTool(context.Background(), "beta_nosuchtool", nil); rpcCode(err) != jsonrpc.CodeInvalidParams {
+		t.Errorf("a tool never published: %v, want -32602", err)
+	}
+	ln, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("the address was taken meanwhile: %v", err)
+	}
+	srv = serve(ln)
+	defer stop(srv)
+	waitUntil(t, func() bool {
+		res, err := cs.CallTool(context.Background(), "beta_echo", map[string]string{"text": "y"})
+		return err == nil && !res.IsError
+	}, "beta's tools to come back")
+}
+
+func dataOf(e *jsonrpc.Error) string {
+	if e == nil {
+		return ""
+	}
+	return string(e.Data)
+}
