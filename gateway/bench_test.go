@@ -29,7 +29,11 @@ func BenchmarkHop(b *testing.B) {
 		}
 		b.Run(kind+"/direct", func(b *testing.B) {
 			u := &upstream{cfg: srv, logger: discard(), g: &Gateway{logger: discard()}}
-			cs, err := mcp.NewClient(nil, nil).Connect(context.Background(), u.transport())
+			tr, err := u.transport()
+			if err != nil {
+				b.Fatal(err)
+			}
+			cs, err := mcp.NewClient(nil, nil).Connect(context.Background(), tr)
 			if err != nil {
 				b.Fatal(err)
 			}

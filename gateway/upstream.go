@@ -79,6 +79,9 @@ type upstream struct {
 	local     *mcp.Server // a built-in, served in this process over a pipe
 	tenantKey string      // "tenant/server" for a tenant's own instance, which publishes nothing
 
+	// client connects to the upstream, kept across connections; only the
+	// run goroutine uses it.
+	client *mcp.Client
 	// oauth is the OAuth client of an upstream with oauth, kept across
 	// reconnections for its tokens; only the run goroutine uses it.
 	oauth *http.Client
@@ -133,19 +136,26 @@ func (u *upstream) lazy() bool { return u.cfg.Command != "" && u.cfg.Start != "e
 // transport builds the connection to the server: a subprocess with its
 // stderr in our log, or HTTP with the configured credentials on this hop
 // only.
-func (u *upstream) transport() mcp.Transport {
+func (u *upstream) transport() (mcp.Transport, error) {
 	c := u.cfg
 	if u.local != nil {
-		return localTransport{u.local}
+		return localTransport{u.local}, nil
 	}
 	if c.Command != "" {
-		cmd := exec.Command(c.Command, c.Args...)
+		// Looked up first, so a command that is not there is one clear
+		// error per attempt, not a failed start.
+		path, err := c.LookCommand()
+		if err != nil {
+			return nil, err
+		}
+		cmd := exec.Command(path, c.Args...)
+		cmd.Args[0] = c.Command
 		cmd.Env = os.Environ()
 		for k, v := range c.Env {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
 		cmd.Dir = c.Cwd
-		return &mcp.CommandTransport{Command: cmd, Logger: u.logger.With("stream", "stderr")}
+		return &mcp.CommandTransport{Command: cmd, Logger: u.logger.With("stream", "stderr")}, nil
 	}
 	h := http.Header{}
 	for k, v := range c.Headers {
@@ -178,7 +188,7 @@ func (u *upstream) transport() mcp.Transport {
 		}
 		u.watch.base = u.oauth.Transport
 	}
-	return t
+	return t, nil
 }
 
 // signInGrant reports whether a person signs in for this upstream with
@@ -375,7 +385,20 @@ func (u *upstream) connect(ctx context.Context, park bool) (*mcp.ClientSession, 
 	}
 	cctx, cancel := context.WithTimeout(ctx, u.timeout())
 	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpgate", Version: u.g.version}, u.clientOptions()).Connect(cctx, u.transport())
+	t, err := u.transport()
+	if err != nil {
+		return nil, err
+	}
+	if u.client == nil {
+		// One client for every connection: it remembers a server found to
+		// speak only older revisions, so that a server that dies at start
+		// is started once an attempt, not probed and started again.
+		u.client = mcp.NewClient(&mcp.Implementation{Name: "mcpgate", Version: u.g.version}, u.clientOptions())
+	}
+	cs, err := u.client.Connect(cctx, t)
+	if errors.Is(err, mcp.ErrProbeClosed) {
+		return nil, fmt.Errorf("%w; if the server speaks only older revisions, set protocolVersion (such as %q) on it in the configuration", err, "2025-11-25")
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -256,4 +257,37 @@ func dataOf(e *jsonrpc.Error) string {
 		return ""
 	}
 	return string(e.Data)
+}
+
+// Issue 20: a stdio server that fails at start is started once per
+// attempt (the first attempt may start it twice: it probes the server's
+// revision, and a server that closes on the probe is started once more,
+// plainly; the client remembers that for the later attempts), and the
+// error names what happened, with no library API in it. A command that
+// is not there is not started at all: the error names the PATH searched.
+func TestFailingStdioServerStartsOncePerAttempt(t *testing.T) {
+	var logs logBuffer
+	starts := filepath.Join(t.TempDir(), "starts")
+	failing := &configServer{Name: "failing", Command: "sh", Args: []string{"-c", "echo started >> " + starts + "; echo boom-at-start >&2; exit 3"}}
+	missing := &configServer{Name: "missing", Command: "no-such-mcp-server-x"}
+	g := runGateway(t, &logs, failing, missing)
+	retrying := `gateway: upstream unavailable; retrying" upstream=failing`
+	waitUntil(t, func() bool { return strings.Count(logs.String(), retrying) >= 4 }, "four attempts")
+	b, _ := os.ReadFile(starts)
+	out := logs.String()
+	attempts := strings.Count(out, retrying)
+	n := strings.Count(string(b), "started")
+	if n > attempts+2 { // the attempt under way may have started it too
+		t.Errorf("started %d times in %d attempts", n, attempts)
+	}
+	if lines := strings.Count(out, `msg="mcp: server stderr" upstream=failing`); lines != n {
+		t.Errorf("%d stderr lines logged for %d starts", lines, n)
+	}
+	st := stateOf(g, "failing")
+	if !strings.Contains(st.Error, "exit status 3") || !strings.Contains(st.Error, "boom-at-start") || strings.Contains(st.Error, "ClientOptions") {
+		t.Errorf("the failing server's error: %q", st.Error)
+	}
+	if e := stateOf(g, "missing").Error; !strings.Contains(e, `"no-such-mcp-server-x" not found in PATH`) {
+		t.Errorf("the missing command's error: %q", e)
+	}
 }

@@ -199,7 +199,12 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 		// Known to be legacy: straight to initialize; should it fail, the
 		// next connection probes again.
 		if err := cs.initialize(ctx); err != nil {
-			c.legacy.Delete(key)
+			if !errors.Is(err, ErrConnectionClosed) {
+				// Not a legacy server after all: probe it next time. One
+				// that died is still taken for legacy, so that retrying
+				// a failing server starts it once, not twice.
+				c.legacy.Delete(key)
+			}
 			cs.Close()
 			return nil, err
 		}
@@ -207,7 +212,7 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 	}
 	if c.probe || c.opts.ProtocolVersion == ModernVersion {
 		modern, err := cs.discover(ctx, !c.probe)
-		if errors.Is(err, errProbeClosed) {
+		if errors.Is(err, ErrProbeClosed) {
 			// Legacy, and gone: a fresh connection (a new process, for
 			// a command) goes straight to initialize.
 			cs.Close()
@@ -220,7 +225,7 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 			cs = newClientSession(c, conn)
 			if err := cs.initialize(ctx); err != nil {
 				cs.Close()
-				return nil, fmt.Errorf("%w (it closed the connection on the server/discover probe too; if it speaks only older revisions, pin one with ClientOptions.ProtocolVersion = %q)", err, LatestVersion)
+				return nil, fmt.Errorf("%w; before that, %w, so it may speak only older revisions: pinning the revision (%s) asks it initialize first", err, ErrProbeClosed, LatestVersion)
 			}
 			return cs, nil
 		}

@@ -87,7 +87,7 @@ func (cs *ClientSession) discover(ctx context.Context, pinned bool) (bool, error
 	case err != nil && context.Cause(cs.ctx) != nil:
 		// The connection itself is gone: a legacy server that exits on
 		// any request before initialize. Connect starts it again.
-		return false, fmt.Errorf("%w: %w", errProbeClosed, err)
+		return false, fmt.Errorf("mcp: %w: %w", ErrProbeClosed, err)
 	default:
 		// Any other error, or none within the probe timeout: a legacy
 		// server, whatever code it used.
@@ -96,8 +96,12 @@ func (cs *ClientSession) discover(ctx context.Context, pinned bool) (bool, error
 	}
 }
 
-// errProbeClosed: the server ended the connection on the probe.
-var errProbeClosed = errors.New("mcp: the server closed the connection on the server/discover probe")
+// ErrProbeClosed is matched by the error of a Connect whose server ended
+// the connection on the server/discover probe (and, reconnected, on
+// initialize too): it is either failing or of an older revision that
+// cannot take an unknown method, which pinning ClientOptions.ProtocolVersion
+// (a gateway's protocolVersion setting) tells apart.
+var ErrProbeClosed = errors.New("the server closed the connection on the server/discover probe")
 
 // metaParams returns params (encoded, or nil) with the modern _meta keys
 // added, and the progress token when there is one (raw JSON).

@@ -211,10 +211,39 @@ func (c *commandConn) ReadMessage() ([]byte, error) {
 	if closed || !errors.Is(err, io.EOF) {
 		return nil, err
 	}
+	why, ok := c.howItEnded()
+	if !ok {
+		return nil, fmt.Errorf("the server closed its stdout: %w", io.EOF)
+	}
+	return nil, fmt.Errorf("%s: %w", why, io.EOF)
+}
+
+// WriteMessage writes a message; when the server's stdin is gone with
+// the server, the error says how the process ended, as ReadMessage's.
+func (c *commandConn) WriteMessage(msg []byte) error {
+	err := c.Conn.WriteMessage(msg)
+	if err == nil {
+		return nil
+	}
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return err
+	}
+	if why, ok := c.howItEnded(); ok {
+		return fmt.Errorf("%s: %w", why, err)
+	}
+	return err
+}
+
+// howItEnded waits (within the stop timeout) for the process to end and
+// says how, with its last words on stderr; false if it lives on.
+func (c *commandConn) howItEnded() (string, bool) {
 	select {
 	case <-c.exited:
 	case <-time.After(c.timeout):
-		return nil, fmt.Errorf("the server closed its stdout: %w", io.EOF)
+		return "", false
 	}
 	select {
 	case <-c.stderrDone:
@@ -227,7 +256,7 @@ func (c *commandConn) ReadMessage() ([]byte, error) {
 	if last != "" {
 		why += "; its last stderr: " + last
 	}
-	return nil, fmt.Errorf("%s: %w", why, io.EOF)
+	return why, true
 }
 
 // Close ends the server as the spec asks (close its stdin, then SIGTERM,
