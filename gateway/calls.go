@@ -45,8 +45,10 @@ func (u *upstream) do(ctx context.Context, req *mcp.Request, f func(ctx context.
 	}
 	ac := u.track(req, ctx)
 	defer u.untrack(ac)
+	t0 := time.Now()
 	err = f(context.WithValue(ctx, downstreamKey{}, ac), cs)
 	out := upstreamError(u.cfg.Name, ctx, err)
+	u.stats.record(time.Since(t0), out != nil)
 	var rpcErr *jsonrpc.Error
 	failed := out != nil && errors.As(out, &rpcErr) && rpcErr.Code >= CodeUpstreamFailed && rpcErr.Code <= CodeUpstreamUnavailable
 	u.breaker.record(!failed)

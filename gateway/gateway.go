@@ -134,7 +134,7 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 		cfg: cfg, logger: opts.Logger, version: opts.Version, sep: cfg.Separator,
 		upstreams: map[string]*upstream{}, tenantUps: map[string]*upstream{}, toolOwner: map[string]*upstream{}, promptOwner: map[string]*upstream{}, downTools: map[string]*upstream{},
 		prune: make(chan struct{}, 1), discovered: make(chan struct{}),
-		startWindow: cmp.Or(opts.StartWindow, DefaultStartWindow),
+		startWindow: cmp.Or(opts.StartWindow, cfg.StartWindow.D(), DefaultStartWindow),
 	}
 	if g.logger == nil {
 		g.logger = slog.Default()
@@ -330,12 +330,25 @@ func (g *Gateway) Close() error {
 	return nil
 }
 
-// UpstreamStatus is one upstream's state, for health endpoints and tests.
+// UpstreamStatus is one upstream's state, for health endpoints, mcpgate
+// status and tests.
 type UpstreamStatus struct {
 	Name  string `json:"name"`
 	State State  `json:"state"`
-	Tools int    `json:"tools"`
-	Error string `json:"error,omitempty"`
+	// Since is when the upstream entered State.
+	Since time.Time `json:"since"`
+	Tools int       `json:"tools"`
+	Error string    `json:"error,omitempty"`
+	// Required upstreams decide the gateway's readiness (/readyz).
+	Required bool `json:"required,omitempty"`
+	// Restarts counts the sessions after the first (reconnections).
+	Restarts int `json:"restarts"`
+	// Calls and Errors count the requests sent to it and those that
+	// failed; P50Ms and P99Ms are the latency of the latest 512.
+	Calls  int64   `json:"calls"`
+	Errors int64   `json:"errors"`
+	P50Ms  float64 `json:"p50Ms"`
+	P99Ms  float64 `json:"p99Ms"`
 }
 
 // Status reports every upstream, by name.
@@ -354,16 +367,22 @@ func (g *Gateway) Status() []UpstreamStatus {
 			st.Tools = len(u.catalog.tools)
 		}
 		u.mu.Lock()
-		st.State = u.state
+		st.State, st.Since, st.Restarts = u.state, u.since, u.restarts
 		if u.lastErr != nil {
-			st.Error = u.lastErr.Error()
+			st.Error = redact.String(u.lastErr.Error())
 		}
 		u.mu.Unlock()
+		st.Required = u.cfg.Required
+		var p50, p99 time.Duration
+		st.Calls, st.Errors, p50, p99 = u.stats.snapshot()
+		st.P50Ms, st.P99Ms = ms(p50), ms(p99)
 		out = append(out, st)
 	}
 	slices.SortFunc(out, func(a, b UpstreamStatus) int { return cmp.Compare(a.Name, b.Name) })
 	return out
 }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func (g *Gateway) owner(tool string) *upstream {
 	g.mu.Lock()

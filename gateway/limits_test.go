@@ -113,12 +113,15 @@ func TestGatewayRequestLog(t *testing.T) {
 }
 
 // The ops listener: Prometheus series for requests and upstreams,
-// /healthz, and /readyz that turns 503 when an upstream is down.
+// /healthz, and /readyz that turns 503 when a required upstream is down
+// (an optional one that is down leaves the gateway ready), and the admin
+// status of every upstream.
 func TestGatewayOpsHandler(t *testing.T) {
 	var logs logBuffer
 	reg := prometheus.NewRegistry()
-	bad := &configServer{Name: "broken", Command: "/nonexistent/server"}
-	cfg := &config.Config{Servers: map[string]*config.Server{"alpha": httpServer(t, "alpha"), "broken": bad}}
+	bad := &configServer{Name: "broken", Command: "/nonexistent/server", ServerOptions: config.ServerOptions{Required: true}}
+	optional := &configServer{Name: "optional", Command: "/nonexistent/other"}
+	cfg := &config.Config{Servers: map[string]*config.Server{"alpha": httpServer(t, "alpha"), "broken": bad, "optional": optional}}
 	g := runConfigured(t, cfg, &Options{Logger: logs.logger(), Metrics: reg})
 	cs := connectTo(t, g.Server(), nil)
 	waitUntil(t, func() bool { return len(toolNames(t, cs)) > 0 }, "alpha's tools")
@@ -173,6 +176,36 @@ func TestGatewayOpsHandler(t *testing.T) {
 		if code != tt.code || strings.Contains(body, `"broken"`) != tt.details || strings.Contains(body, "nonexistent") != tt.details {
 			t.Errorf("%s (token %q): %d %s; want %d, details %v", tt.path, tt.token, code, body, tt.code, tt.details)
 		}
+	}
+	// Only the required upstream decides: without it, ready.
+	status := g.Status()
+	if g.ready(status) {
+		t.Error("ready with a required upstream down")
+	}
+	for i := range status {
+		status[i].Required = false
+	}
+	if !g.ready(status) {
+		t.Errorf("not ready with only optional upstreams down: %+v", status)
+	}
+	code, body := getAs("/admin/status", admin)
+	var st struct {
+		Ready     bool             `json:"ready"`
+		Upstreams []UpstreamStatus `json:"upstreams"`
+	}
+	if err := json.Unmarshal([]byte(body), &st); code != 200 || err != nil || len(st.Upstreams) != 3 {
+		t.Fatalf("/admin/status: %d %s", code, body)
+	}
+	for _, u := range st.Upstreams {
+		if u.Name == "alpha" && (u.State != StateReady || u.Calls < 1 || u.P50Ms <= 0 || u.Since.IsZero()) {
+			t.Errorf("alpha's status: %+v", u)
+		}
+		if u.Name == "broken" && (!u.Required || !strings.Contains(u.Error, "does not exist")) {
+			t.Errorf("broken's status: %+v", u)
+		}
+	}
+	if code, _ := getAs("/admin/status", ""); code != 401 {
+		t.Errorf("/admin/status without the token: %d", code)
 	}
 }
 

@@ -17,6 +17,14 @@ type metrics struct {
 	requests    *prometheus.CounterVec
 	duration    *prometheus.HistogramVec
 	rateLimited *prometheus.CounterVec
+	restarts    *prometheus.CounterVec
+}
+
+// restarted counts a reconnection of an upstream.
+func (m *metrics) restarted(upstream string) {
+	if m != nil {
+		m.restarts.WithLabelValues(upstream).Inc()
+	}
 }
 
 func newMetrics(g *Gateway, reg prometheus.Registerer) *metrics {
@@ -28,6 +36,9 @@ func newMetrics(g *Gateway, reg prometheus.Registerer) *metrics {
 			Name: "mcpgate_request_duration_seconds", Help: "Time to answer MCP requests, by method and upstream.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"method", "upstream"}),
+		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpgate_upstream_restarts_total", Help: "Sessions of an upstream after its first: reconnections after it failed, restarts after it died.",
+		}, []string{"upstream"}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcpgate_rate_limited_total", Help: "Tool calls refused by a rate or concurrency limit, by tool.",
 		}, []string{"tool"}),
@@ -48,7 +59,7 @@ func newMetrics(g *Gateway, reg prometheus.Registerer) *metrics {
 	pinned := &pinCollector{g: g, desc: prometheus.NewDesc("mcpgate_tool_pins",
 		"Tools held back or let through unapproved by their definition pins: withheld (new or changed, waiting for approval), blocked (the pinned definition served, calls refused), unapproved (published under warn), suspicious (flagged by the scanner, whatever was published).",
 		[]string{"state"}, nil)}
-	reg.MustRegister(m.requests, m.duration, m.rateLimited, up, sessions, state, pinned)
+	reg.MustRegister(m.requests, m.duration, m.rateLimited, m.restarts, up, sessions, state, pinned)
 	return m
 }
 
@@ -118,12 +129,15 @@ type OpsOptions struct {
 }
 
 // OpsHandler serves, for a listener of their own, /metrics (Prometheus),
-// /healthz (the process answers) and /readyz (200 when every upstream is
-// ready or idle, 503 otherwise). /healthz and /readyz say only that, to
+// /healthz (the process answers) and /readyz (200 once the first round
+// of upstream discovery is over and every required upstream is ready or
+// idle, 503 otherwise). /healthz and /readyz say only that, to
 // anyone; /readyz?verbose=1 lists each upstream's state and error, which
 // name servers, tenants and URLs, to callers with the admin token only
 // (AdminAuth), as is the admin API of the tool-definition pins under
-// /admin/pins (see pinsAdmin). A nil opts is the zero OpsOptions.
+// /admin/pins (see pinsAdmin) and /admin/status, every upstream's state,
+// since when, last error, restarts, calls, errors and latency (what
+// mcpgate status shows). A nil opts is the zero OpsOptions.
 func (g *Gateway) OpsHandler(reg *prometheus.Registry, opts *OpsOptions) http.Handler {
 	if opts == nil {
 		opts = &OpsOptions{}
@@ -135,24 +149,42 @@ func (g *Gateway) OpsHandler(reg *prometheus.Registry, opts *OpsOptions) http.Ha
 	})
 	details := AdminAuth(opts.AdminToken)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		status := g.Status()
-		writeReady(w, ready(status), map[string]any{"upstreams": status})
+		writeReady(w, g.ready(status), map[string]any{"upstreams": status})
 	}))
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Has("verbose") {
 			details.ServeHTTP(w, r)
 			return
 		}
-		writeReady(w, ready(g.Status()), nil)
+		writeReady(w, g.ready(g.Status()), nil)
 	})
+	mux.Handle("GET /admin/status", AdminAuth(opts.AdminToken)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		status := g.Status()
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		json.NewEncoder(w).Encode(map[string]any{"ready": g.ready(status), "version": g.version, "upstreams": status})
+	})))
 	admin := AdminAuth(opts.AdminToken)(g.pinsAdmin())
 	mux.Handle("/admin/pins", admin)
 	mux.Handle("/admin/pins/", admin)
 	return mux
 }
 
-func ready(status []UpstreamStatus) bool {
+// ready says whether the gateway can serve: its first round of upstream
+// discovery is over and its required upstreams are up. An optional
+// upstream that is down leaves it ready (a load balancer would otherwise
+// drain a gateway that serves everything else); its state is in
+// mcpgate status.
+func (g *Gateway) ready(status []UpstreamStatus) bool {
+	select {
+	case <-g.discovered:
+	default:
+		if g.started.Load() {
+			return false
+		}
+	}
 	for _, st := range status {
-		if st.State != StateReady && st.State != StateIdle {
+		if st.Required && st.State != StateReady && st.State != StateIdle {
 			return false
 		}
 	}

@@ -47,6 +47,11 @@ type upstream struct {
 	ready    chan struct{} // closed and replaced whenever a connection is up or given up on
 	lastErr  error
 	retryAt  time.Time // when a down upstream is tried again
+	since    time.Time // when the state last changed
+	// connected: a session was up once, so the next one is a restart.
+	connected bool
+	restarts  int
+	stats     callStats
 	lastUsed time.Time
 	catalog  *catalog        // what it lists, as the gateway publishes it
 	subs     map[string]bool // the resources subscribed to upstream, by its URI
@@ -110,7 +115,7 @@ func newUpstream(g *Gateway, cfg *config.Server) *upstream {
 	}
 	return &upstream{
 		g: g, cfg: cfg, logger: upstreamLogger(g.logger, cfg.Name),
-		slots: make(chan struct{}, n), state: StateStarting, ready: make(chan struct{}),
+		slots: make(chan struct{}, n), state: StateStarting, since: time.Now(), ready: make(chan struct{}),
 		wake: make(chan struct{}, 1), refused: make(chan error, 1), hopFailed: make(chan error, 1), done: make(chan struct{}),
 	}
 }
@@ -372,7 +377,7 @@ func (u *upstream) run(ctx context.Context) {
 func (u *upstream) connect(ctx context.Context, park bool) (*mcp.ClientSession, error) {
 	u.mu.Lock()
 	if u.state != StateIdle {
-		u.state = StateStarting
+		u.setStateLocked(StateStarting)
 	}
 	u.mu.Unlock()
 	select {
@@ -415,7 +420,8 @@ func (u *upstream) connect(ctx context.Context, park bool) (*mcp.ClientSession, 
 	}
 	if park {
 		u.mu.Lock()
-		u.cs, u.state, u.lastErr = nil, StateIdle, nil
+		u.cs, u.lastErr = nil, nil
+		u.setStateLocked(StateIdle)
 		u.breaker.reset()
 		close(u.ready)
 		u.ready = make(chan struct{})
@@ -430,7 +436,13 @@ func (u *upstream) connect(ctx context.Context, park bool) (*mcp.ClientSession, 
 		w.live.Store(true)
 	}
 	u.mu.Lock()
-	u.cs, u.state, u.lastErr, u.lastUsed = cs, StateReady, nil, time.Now()
+	u.cs, u.lastErr, u.lastUsed = cs, nil, time.Now()
+	if u.connected {
+		u.restarts++
+		u.g.metrics.restarted(u.cfg.Name)
+	}
+	u.connected = true
+	u.setStateLocked(StateReady)
 	u.breaker.reset()
 	close(u.ready)
 	u.ready = make(chan struct{})
@@ -490,7 +502,8 @@ func (u *upstream) serve(ctx context.Context, cs *mcp.ClientSession) (idle bool,
 			// it answers a probe.
 			u.mu.Lock()
 			if u.state == StateReady {
-				u.state, u.lastErr = StateDegraded, err
+				u.lastErr = err
+				u.setStateLocked(StateDegraded)
 			}
 			u.mu.Unlock()
 			pctx, cancel := context.WithTimeout(ctx, min(u.timeout(), 5*time.Second))
@@ -504,7 +517,8 @@ func (u *upstream) serve(ctx context.Context, cs *mcp.ClientSession) (idle bool,
 			}
 			u.mu.Lock()
 			if u.state == StateDegraded {
-				u.state, u.lastErr = StateReady, nil
+				u.lastErr = nil
+				u.setStateLocked(StateReady)
 			}
 			u.mu.Unlock()
 		case <-tick:
@@ -515,10 +529,12 @@ func (u *upstream) serve(ctx context.Context, cs *mcp.ClientSession) (idle bool,
 			cancel()
 			u.mu.Lock()
 			if err != nil && u.state == StateReady {
-				u.state, u.lastErr = StateDegraded, err
+				u.lastErr = err
+				u.setStateLocked(StateDegraded)
 				u.logger.Warn("gateway: upstream health check failed", "error", err)
 			} else if err == nil && u.state == StateDegraded {
-				u.state, u.lastErr = StateReady, nil
+				u.lastErr = nil
+				u.setStateLocked(StateReady)
 			}
 			u.mu.Unlock()
 		case <-idleCheck.C:
@@ -535,7 +551,8 @@ func (u *upstream) serve(ctx context.Context, cs *mcp.ClientSession) (idle bool,
 // published, and the next call starts it again.
 func (u *upstream) stopIdle(cs *mcp.ClientSession) {
 	u.mu.Lock()
-	u.cs, u.state = nil, StateIdle
+	u.cs = nil
+	u.setStateLocked(StateIdle)
 	u.mu.Unlock()
 	cs.Close()
 }
@@ -557,7 +574,8 @@ func (u *upstream) idleFor() bool {
 func (u *upstream) setDown(err error) {
 	u.mu.Lock()
 	was := u.state
-	u.cs, u.state, u.lastErr = nil, StateDown, err
+	u.cs, u.lastErr = nil, err
+	u.setStateLocked(StateDown)
 	close(u.ready)
 	u.ready = make(chan struct{})
 	u.mu.Unlock()
@@ -565,6 +583,13 @@ func (u *upstream) setDown(err error) {
 		u.g.withdraw(u, false)
 	}
 	u.announce()
+}
+
+// setStateLocked changes the state, noting when (u.mu held).
+func (u *upstream) setStateLocked(s State) {
+	if u.state != s {
+		u.state, u.since = s, time.Now()
+	}
 }
 
 func (u *upstream) currentState() State {

@@ -58,7 +58,7 @@ only protocol messages; the client commands print their results there.`,
 		slog.SetDefault(slog.New(redact.NewHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))))
 		return nil
 	}
-	root.AddCommand(newServeCmd(), newCheckConfigCmd(), newLoginCmd(), newAuthCmd(), newPinsCmd(), newVersionCmd(), newConformanceCmd(), newConformanceClientCmd())
+	root.AddCommand(newServeCmd(), newCheckConfigCmd(), newLoginCmd(), newAuthCmd(), newPinsCmd(), newVersionCmd(), newConformanceCmd(), newConformanceClientCmd(), newStatusCmd())
 	root.AddCommand(newClientCmds()...) // tools, resources, prompts, ping
 	return root
 }

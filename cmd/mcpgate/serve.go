@@ -82,6 +82,11 @@ of its input) after letting calls in progress finish.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.addrSet = cmd.Flags().Changed("addr")
+			if f.metricsAddr != "" && f.config == "" {
+				// The ops listener reports on the gateway's upstreams; the
+				// plain task server has none.
+				return errors.New("--metrics-addr serves the gateway's metrics and health: it needs --config FILE (a gateway); without one there is nothing to report on")
+			}
 			if err := f.readAdminToken(); err != nil {
 				return err
 			}

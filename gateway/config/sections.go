@@ -37,6 +37,7 @@ func (d *decoder) config(doc *yaml.Node) *Config {
 		{"servers", servers}, // VS Code's name
 		{"listen", func(v *yaml.Node, p []string) { c.Listen = d.str(v, p) }},
 		{"separator", func(v *yaml.Node, p []string) { c.Separator = d.str(v, p) }},
+		{"startWindow", func(v *yaml.Node, p []string) { c.StartWindow = d.duration(v, p) }},
 		{"builtins", func(v *yaml.Node, p []string) {
 			d.fields(v, p, []field{
 				{"tasks", func(v *yaml.Node, p []string) { c.Builtins.Tasks = d.boolean(v, p) }},
@@ -69,10 +70,10 @@ func (d *decoder) config(doc *yaml.Node) *Config {
 		if strings.HasPrefix(e.key, "x-") {
 			return true // a place for YAML anchors, as in Compose files
 		}
-		if _, near := suggest(e.key, []string{"mcpServers", "servers", "listen", "separator", "builtins", "defaults", "limits", "audit", "tenants", "toolSearch", "state"}); near {
+		if _, near := suggest(e.key, []string{"mcpServers", "servers", "listen", "separator", "builtins", "defaults", "limits", "audit", "tenants", "toolSearch", "state", "startWindow"}); near {
 			return false
 		}
-		d.warnf(npos(e.k), "mcpgate reads mcpServers (or servers), listen, separator, builtins, defaults, limits, audit, tenants, toolSearch and state",
+		d.warnf(npos(e.k), "mcpgate reads mcpServers (or servers), listen, separator, startWindow, builtins, defaults, limits, audit, tenants, toolSearch and state",
 			"key %q ignored", e.key)
 		return true
 	})
@@ -174,6 +175,7 @@ func (d *decoder) optionFields(o *ServerOptions) []field {
 		{"maxListItems", func(v *yaml.Node, p []string) { o.MaxListItems = d.integer(v, p) }},
 		{"maxListBytes", func(v *yaml.Node, p []string) { o.MaxListBytes = d.integer(v, p) }},
 		{"pins", func(v *yaml.Node, p []string) { o.Pins = d.str(v, p) }},
+		{"required", func(v *yaml.Node, p []string) { o.Required = d.boolean(v, p) }},
 	}
 }
 

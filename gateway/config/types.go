@@ -13,6 +13,9 @@ type Config struct {
 	// Separator joins a server's name and its tools' and prompts' names:
 	// "github" + "_" + "create_issue". Default "_".
 	Separator string `json:"separator,omitempty"`
+	// StartWindow bounds how long the first lists of clients wait, at
+	// start, for every server to be listed or to fail. Default 5s.
+	StartWindow Duration `json:"startWindow,omitempty"`
 	// Builtins enables the built-in tools alongside the upstreams.
 	Builtins Builtins `json:"builtins,omitempty"`
 	// Servers are the upstreams, by name (the mcpServers map; "servers",
@@ -116,6 +119,11 @@ type ServerOptions struct {
 	// MaxListBytes bounds the encoded size of each kind's items in one
 	// listing. Default 64 MiB.
 	MaxListBytes int `json:"maxListBytes,omitempty"`
+	// Required makes the gateway not ready (/readyz 503) while this server
+	// is not: for servers without which the gateway is of no use. Others
+	// going down leave the gateway ready; their state is in mcpgate
+	// status.
+	Required bool `json:"required,omitempty"`
 	// Pins is what the gateway does when a tool's definition differs from
 	// the one it pinned when it first saw the tool: "warn" (publish the
 	// change, log and audit it; the default), "block" (keep serving the

@@ -81,6 +81,9 @@ func (c *Config) validate() Errors {
 		// commits: a file it also writes elsewhere would wake it always.
 		v.errorf(v.src.at("state", "db"), "give the state database a file of its own, such as state.db beside the others", "state.db is also the audit or task database")
 	}
+	if c.StartWindow < 0 {
+		v.errorf(v.src.at("startWindow"), `use a duration such as "5s", or leave it out for 5s`, "startWindow is negative")
+	}
 	if c.Audit.Retention < 0 {
 		v.errorf(v.src.at("audit", "retention"), `use a duration such as "720h", or leave it out for 30 days`, "audit.retention is negative")
 	}
@@ -394,6 +397,7 @@ func (c *Config) ApplyDefaults() {
 		o.MaxListItems = cmp.Or(o.MaxListItems, d.MaxListItems, DefaultMaxListItems)
 		o.MaxListBytes = cmp.Or(o.MaxListBytes, d.MaxListBytes, DefaultMaxListBytes)
 		o.Pins = cmp.Or(o.Pins, d.Pins, PinsWarn)
+		o.Required = o.Required || d.Required
 	}
 }
 
