@@ -41,23 +41,23 @@ type upstream struct {
 	logger *slog.Logger
 	slots  chan struct{} // the concurrency bound
 
-	mu       sync.Mutex
-	state    State
-	cs       *mcp.ClientSession
-	ready    chan struct{} // closed and replaced whenever a connection is up or given up on
-	lastErr  error
-	retryAt  time.Time // when a down upstream is tried again
-	since    time.Time // when the state last changed
+	mu      sync.Mutex
+	state   State
+	cs      *mcp.ClientSession
+	ready   chan struct{} // closed and replaced whenever a connection is up or given up on
+	lastErr error
+	retryAt time.Time // when a down upstream is tried again
+	since   time.Time // when the state last changed
 	// connected: a session was up once, so the next one is a restart.
 	connected bool
 	restarts  int
 	stats     callStats
-	lastUsed time.Time
-	catalog  *catalog        // what it lists, as the gateway publishes it
-	subs     map[string]bool // the resources subscribed to upstream, by its URI
-	holds    map[string]int  // its URIs wanted by client requests in flight (subscribe.go)
-	active   []*activeCall
-	breaker  breaker
+	lastUsed  time.Time
+	catalog   *catalog        // what it lists, as the gateway publishes it
+	subs      map[string]bool // the resources subscribed to upstream, by its URI
+	holds     map[string]int  // its URIs wanted by client requests in flight (subscribe.go)
+	active    []*activeCall
+	breaker   breaker
 
 	// refreshMu runs this upstream's refreshes one at a time (held while
 	// it is listed, which concerns no other upstream); refreshAsked
