@@ -272,15 +272,15 @@ func TestClientStdioTaskStore(t *testing.T) {
 	if out := ok(t, "ping", server); !strings.HasPrefix(out, "pong from mcpgate ") || !strings.Contains(out, "protocol 2026-07-28") {
 		t.Errorf("ping: %s", out)
 	}
-	// No resources or prompts: an empty list, and a note on stderr.
-	r = cli(t, nil, args("resources", "list", "--json", server)...)
-	if r.code != 0 || !strings.Contains(r.stderr, "offers no resources") {
-		t.Errorf("resources list: %v", r)
+	// The task store's prompt and resource (a server without any is in
+	// TestClientServerWithoutResourcesOrPrompts).
+	if out := ok(t, "resources", "read", "tasks://open", server); !strings.Contains(out, "- Write the client (medium priority; tags: cli) `"+id+"`") {
+		t.Errorf("resources read tasks://open:\n%s", out)
 	}
-	if v := decode[map[string][]any](t, r.stdout); v["resources"] == nil || len(v["resources"]) != 0 {
-		t.Errorf("resources list --json: %s", r.stdout)
+	if out := ok(t, "prompts", "get", "review_tasks", "--args", `{"tag":"cli"}`, server); !strings.Contains(out, `my open tasks tagged "cli"`) || !strings.Contains(out, id) {
+		t.Errorf("prompts get review_tasks:\n%s", out)
 	}
-	fails(t, []string{"prompts capability"}, "prompts", "get", "x", server)
+	fails(t, []string{`prompt "x" not found; the server has: review_tasks`}, "prompts", "get", "x", server)
 }
 
 func TestClientHTTPTaskStore(t *testing.T) {
@@ -515,7 +515,7 @@ func TestClientErrors(t *testing.T) {
 			{[]string{"--header, --api-key and --oauth apply to URL targets"}, []string{"ping", "-H", "A: b", "--", "true"}},
 			{[]string{`--header "A=b": want 'Name: value'`}, []string{"ping", "-H", "A=b", refused}},
 			{[]string{`--env "A": want KEY=VALUE`}, []string{"ping", "--env", "A", "--", "true"}},
-			{[]string{`--protocol-version "1999-01-01": use auto or one of 2026-07-28, 2024-11-05,`}, []string{"ping", "--protocol-version", "1999-01-01", refused}},
+			{[]string{`--protocol-version "1999-01-01": use auto or one of 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05`}, []string{"ping", "--protocol-version", "1999-01-01", refused}},
 			{[]string{"only http and https URLs"}, []string{"ping", "ftp://example.com/mcp"}},
 			{[]string{`unknown command "lst" for "mcpgate tools"`}, []string{"tools", "lst"}},
 		} {
