@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -289,5 +291,37 @@ func TestFailingStdioServerStartsOncePerAttempt(t *testing.T) {
 	}
 	if e := stateOf(g, "missing").Error; !strings.Contains(e, `"no-such-mcp-server-x" not found in PATH`) {
 		t.Errorf("the missing command's error: %q", e)
+	}
+}
+
+// Issue 20: an upstream that forgets the gateway's session (it restarted,
+// or expired the session) answers 404; the gateway's client initializes
+// a new session and the call goes through, the client never seeing the
+// upstream's session error (the library's client re-initializes on
+// mcp.ErrSessionNotFound: a 404 means the request was not run, so it is
+// always safe to send again).
+func TestUpstreamSessionLossIsTransparent(t *testing.T) {
+	var logs logBuffer
+	var current atomic.Pointer[mcphttp.Handler]
+	current.Store(mcphttp.NewHandler(testUpstream("beta"), nil))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { current.Load().ServeHTTP(w, r) }))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		current.Load().Shutdown(ctx)
+		srv.Close()
+	})
+	beta := &configServer{Name: "beta", URL: srv.URL + "/mcp", ServerOptions: config.ServerOptions{ProtocolVersion: "2025-11-25"}}
+	_, cs := startGateway(t, &logs, &mcp.ClientOptions{ProtocolVersion: "2025-11-25"}, beta)
+	callText(t, cs, "beta_echo", map[string]string{"text": "before"})
+	// The upstream restarts: a new handler that knows no session.
+	old := current.Swap(mcphttp.NewHandler(testUpstream("beta"), nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	old.Shutdown(ctx)
+	cancel()
+	for i := range 3 {
+		if got := callText(t, cs, "beta_echo", map[string]string{"text": fmt.Sprint("after ", i)}); got != fmt.Sprint("beta: after ", i) {
+			t.Errorf("call %d after the upstream lost the session: %q", i, got)
+		}
 	}
 }
