@@ -303,8 +303,9 @@ type ClientSession struct {
 	ctx    context.Context // ends when the session closes
 	cancel context.CancelCauseFunc
 
-	refusing atomic.Int32 // refusals being written (refuse)
-	serving  atomic.Int32 // the server's requests handled, until answered
+	refusing  atomic.Int32 // refusals being written (refuse)
+	abandoned idRing       // requests given up on, whose answers are late, not stray
+	serving   atomic.Int32 // the server's requests handled, until answered
 
 	mu     sync.Mutex
 	init   *InitializeResult
@@ -570,7 +571,43 @@ func (cs *ClientSession) handleResponse(msg *jsonrpc.Message) {
 		cs.logger.Debug("mcp: dropped a response that arrived while closing", "id", truncateString(msg.ID.String(), 64))
 		return
 	}
+	if cs.abandoned.has(msg.ID) {
+		// The answer to a request given up on (a probe that took too
+		// long on a cold start, a call cancelled): late, not wrong.
+		cs.logger.Debug("mcp: dropped an answer that came after its request was given up", "id", truncateString(msg.ID.String(), 64))
+		return
+	}
 	cs.logger.Warn("mcp: dropped a response whose id matches no request of ours", "id", truncateString(msg.ID.String(), 64))
+}
+
+// abandon remembers the id of a request given up on.
+func (cs *ClientSession) abandon(id jsonrpc.ID) { cs.abandoned.add(id) }
+
+// idRing is a small set of the latest ids added, for recognising late
+// answers without growing.
+type idRing struct {
+	mu  sync.Mutex
+	ids [64]string
+	n   int
+}
+
+func (r *idRing) add(id jsonrpc.ID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ids[r.n%len(r.ids)] = string(id.Raw())
+	r.n++
+}
+
+func (r *idRing) has(id jsonrpc.ID) bool {
+	k := string(id.Raw())
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, x := range r.ids[:min(r.n, len(r.ids))] {
+		if x == k {
+			return true
+		}
+	}
+	return false
 }
 
 func (cs *ClientSession) handleNotification(msg *jsonrpc.Message) {
@@ -893,6 +930,7 @@ func (cs *ClientSession) call(ctx context.Context, method string, params, result
 	case err := <-pc.fail:
 		return fmt.Errorf("mcp: %s: %w", method, err)
 	case <-ctx.Done():
+		cs.abandon(id)
 		reason := "the request was cancelled"
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			reason = "the request timed out"

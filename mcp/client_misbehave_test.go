@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -409,3 +410,62 @@ func TestClientDropsServerObjectsThatAreNoMessages(t *testing.T) {
 		t.Errorf("nothing logged:\n%s", logs.String())
 	}
 }
+
+// A server slow to start answers the server/discover probe after the
+// client has given up on it and gone on with initialize: the late answer
+// is no stray response, and is not warned about (issue 20: a cold npx
+// start logged "dropped a response whose id matches no request").
+func TestLateProbeAnswerIsNotAStray(t *testing.T) {
+	defer checkGoroutines(t)()
+	cc, sc := pipePair()
+	go func() {
+		var probe json.RawMessage
+		for {
+			data, err := sc.ReadMessage()
+			if err != nil {
+				return
+			}
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			json.Unmarshal(data, &m)
+			switch m.Method {
+			case "server/discover":
+				probe = m.ID // answered late, after initialize
+			case "initialize":
+				sc.WriteMessage([]byte(`{"jsonrpc":"2.0","id":` + string(probe) + `,"error":{"code":-32601,"message":"Method not found"}}`))
+				sc.WriteMessage([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"slow","version":"0"}}}`))
+			case "ping":
+				sc.WriteMessage([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{}}`))
+			}
+		}
+	}()
+	var logs strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(b []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(b)
+	}), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cs, err := NewClient(nil, &ClientOptions{ProbeTimeout: 50 * time.Millisecond, Logger: logger}).Connect(context.Background(), ConnTransport{cc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cs.Close()
+		sc.Close()
+	}()
+	if err := cs.Ping(context.Background()); err != nil { // after the late answer
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Contains(logs.String(), "matches no request") {
+		t.Errorf("the late probe answer was warned about:\n%s", logs.String())
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
