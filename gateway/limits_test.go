@@ -96,13 +96,13 @@ func TestGatewayRateLimitFlood(t *testing.T) {
 }
 
 // Every request is logged once with its outcome, and a tool call's
-// secret-looking arguments never reach the log.
+// arguments as JSON (issue 20: not Go's map syntax), secrets redacted.
 func TestGatewayRequestLog(t *testing.T) {
 	var logs logBuffer
 	_, cs := startGateway(t, &logs, nil, httpServer(t, "alpha"))
 	cs.CallTool(context.Background(), "alpha_echo", map[string]any{"text": "hello", "apiToken": "s3cr3t-value", "long": strings.Repeat("x", 500)})
 	out := logs.String()
-	for _, want := range []string{`msg="gateway: request" method=tools/call`, "tool=alpha_echo", "upstream=alpha", "outcome=tool_error", "apiToken:[redacted]", "(500 bytes)"} {
+	for _, want := range []string{`msg="gateway: request" method=tools/call`, "tool=alpha_echo", "upstream=alpha", "outcome=tool_error", `\"apiToken\":\"[redacted]\"`, "(500 bytes)", `arguments="{\"apiToken\"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the log lacks %q", want)
 		}

@@ -338,7 +338,10 @@ func (g *Gateway) record(ctx context.Context, req *mcp.Request, rule methodRule,
 		}
 		attrs = append(attrs, slog.String(string(first.kind), first.name))
 		if args != nil {
-			attrs = append(attrs, slog.Any("arguments", args))
+			// JSON, as the client sent it (redacted and cut), not Go's
+			// map syntax.
+			b, _ := json.Marshal(args)
+			attrs = append(attrs, slog.String("arguments", truncate(string(b), 1000)))
 		}
 		if upstream != "" {
 			attrs = append(attrs, slog.String("upstream", upstream))

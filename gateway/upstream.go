@@ -612,6 +612,7 @@ func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 		case StateIdle:
 			select {
 			case u.wake <- struct{}{}:
+				u.logger.Info("gateway: starting the idle upstream for a request")
 			default:
 			}
 		case StateDown:

@@ -46,8 +46,9 @@ only protocol messages; the client commands print their results there.`,
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate("mcpgate {{.Version}}\n")
-	var logLevel string
+	var logLevel, logFormat string
 	root.PersistentFlags().StringVar(&logLevel, "log-level", envOr("MCPGATE_LOG_LEVEL", "info"), "log detail on stderr: debug, info, warn or error (env MCPGATE_LOG_LEVEL)")
+	root.PersistentFlags().StringVar(&logFormat, "log-format", envOr("MCPGATE_LOG_FORMAT", "text"), "log lines on stderr as text (key=value) or json, one object a line (env MCPGATE_LOG_FORMAT)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		var lvl slog.Level
 		if err := lvl.UnmarshalText([]byte(strings.ToUpper(logLevel))); err != nil {
@@ -55,7 +56,16 @@ only protocol messages; the client commands print their results there.`,
 		}
 		// Secrets never reach the log, whoever logs them (a library's
 		// error text, an upstream's stderr).
-		slog.SetDefault(slog.New(redact.NewHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))))
+		var h slog.Handler
+		switch strings.ToLower(logFormat) {
+		case "text":
+			h = slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})
+		case "json":
+			h = slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})
+		default:
+			return fmt.Errorf("--log-format %q: use text or json", logFormat)
+		}
+		slog.SetDefault(slog.New(redact.NewHandler(h)))
 		return nil
 	}
 	root.AddCommand(newServeCmd(), newCheckConfigCmd(), newLoginCmd(), newAuthCmd(), newPinsCmd(), newVersionCmd(), newConformanceCmd(), newConformanceClientCmd(), newStatusCmd())

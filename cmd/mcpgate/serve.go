@@ -169,6 +169,8 @@ func serve(ctx context.Context, f serveFlags) error {
 type gatewayHTTP struct {
 	wrap      func(http.Handler) http.Handler
 	principal func(*http.Request) string
+	config    string // the configuration file, for the banner
+	servers   int    // how many servers it configures
 }
 
 func serveHTTP(ctx context.Context, s *mcp.Server, f serveFlags, db string, gw *gatewayHTTP) error {
@@ -212,10 +214,17 @@ func serveHTTP(ctx context.Context, s *mcp.Server, f serveFlags, db string, gw *
 	handler = mh.CheckHost(handler)
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	url := "http://" + ln.Addr().String() + "/mcp"
-	slog.Info("mcpgate serving Streamable HTTP", "url", url, "version", buildVersion(), "db", db)
+	attrs := []any{"url", url, "version", buildVersion(), "db", db}
+	if gw != nil {
+		attrs = append(attrs, "config", gw.config, "servers", gw.servers)
+	}
+	slog.Info("mcpgate serving Streamable HTTP", attrs...)
 	headers := ""
 	if f.auth.keys != "" {
 		headers = `,"headers":{"Authorization":"Bearer YOUR_API_KEY"}`
+	}
+	if gw != nil {
+		fmt.Fprintf(os.Stderr, "mcpgate gateway: %d servers from %s\n", gw.servers, gw.config)
 	}
 	fmt.Fprintf(os.Stderr, "mcpgate is listening on %s\nclient config: {\"mcpServers\":{\"mcpgate\":{\"type\":\"http\",\"url\":%q%s}}}\n", url, url, headers)
 
