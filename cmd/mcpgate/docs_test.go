@@ -43,13 +43,16 @@ package main
 // mcpgate --help: every line of every command's Example is a command
 // that must exit 0, run in one such environment, with the files the
 // examples name beside it (helpFixtures: gateway.yaml,
-// claude_desktop_config.json, a catalogs directory, q.jsonl). An
+// claude_desktop_config.json, a catalogs directory, q.jsonl,
+// admin.token) and a gateway of gateway.yaml whose ops listener stands
+// for 127.0.0.1:9464. An
 // example that serves HTTP runs until it says it is listening, then is
 // stopped with SIGTERM and must exit 0; one that serves stdio gets an
 // empty standard input and must exit 0 at its end.
 //
 // What CI cannot have is skipped, saying why: a remote server, a
-// browser sign-in, and (offline, or with -short) the npx packages.
+// browser sign-in, a placeholder (...) for the reader's own value, and
+// (offline, or with -short) the npx packages.
 
 import (
 	"bufio"
@@ -175,6 +178,7 @@ func readmeBlocks(t reporter, text string) []docBlock {
 type docEnv struct {
 	dir, db     string
 	addr, addr2 string // stand for 127.0.0.1:8765 and 127.0.0.1:8766
+	ops         string // with helpFixtures: stands for 127.0.0.1:9464
 	env         []string
 	version     string // what the binary calls itself, shown as dev
 	needs       *docNeeds
@@ -261,7 +265,8 @@ func newDocEnv(t *testing.T, needs *docNeeds) *docEnv {
 // sub puts the environment's addresses in place of the ones the docs
 // name.
 func (e *docEnv) sub(s string) string {
-	return strings.NewReplacer("127.0.0.1:8765", e.addr, "127.0.0.1:8766", e.addr2).Replace(s)
+	ops := cmpOr(e.ops, "127.0.0.1:9464")
+	return strings.NewReplacer("127.0.0.1:8765", e.addr, "127.0.0.1:8766", e.addr2, "127.0.0.1:9464", ops).Replace(s)
 }
 
 // command runs a bash script in the environment, in a process group of
@@ -511,6 +516,9 @@ func helpSkip(line string) string {
 	if strings.Contains(line, "--oauth") {
 		return "needs a browser sign-in"
 	}
+	if strings.Contains(line, "...") {
+		return "holds a placeholder (...) for a value of the reader's"
+	}
 	return ""
 }
 
@@ -521,11 +529,18 @@ func (e *docEnv) helpFixtures(t *testing.T) {
 		"gateway.yaml":               "builtins: { tasks: true }\nmcpServers:\n  more:\n    command: mcpgate\n    args: [serve, --stdio]\n",
 		"claude_desktop_config.json": `{"mcpServers": {"tasks": {"command": "mcpgate", "args": ["serve", "--stdio"]}}}` + "\n",
 		"q.jsonl":                    `{"id": "1", "query": "create a task"}` + "\n" + `{"id": "2", "query": "mark a task done"}` + "\n",
+		"admin.token":                "0123456789abcdef0123456789abcdef\n",
 	}
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(e.dir, name), []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// A gateway of that file, with its ops listener (status, metrics).
+	e.ops = freeAddr(t)
+	startHTTPEnv(t, e.env, "--config", filepath.Join(e.dir, "gateway.yaml"), "--metrics-addr", e.ops, "--admin-token-file", filepath.Join(e.dir, "admin.token"))
+	if out, err := e.run(t, "for i in $(seq 400); do (: <>/dev/tcp/"+strings.Replace(e.ops, ":", "/", 1)+") 2>/dev/null && exit 0; sleep 0.05; done; exit 1"); err != nil {
+		t.Fatalf("the gateway's ops listener did not come up: %v\n%s", err, out)
 	}
 	// A catalog is what tools list --json prints.
 	out, err := e.run(t, e.sub("mkdir -p catalogs && mcpgate tools list --json http://127.0.0.1:8765/mcp >catalogs/tasks.json"))
