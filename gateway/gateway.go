@@ -295,6 +295,17 @@ func (g *Gateway) endDiscovery(ctx context.Context, first *sync.WaitGroup) {
 	close(g.discovered)
 }
 
+// discovering reports whether the first round of upstream discovery is
+// going on.
+func (g *Gateway) discovering() bool {
+	select {
+	case <-g.discovered:
+		return false
+	default:
+		return g.started.Load()
+	}
+}
+
 // awaitDiscovery waits (within ctx) for the first round of upstream
 // discovery, if it is still going on.
 func (g *Gateway) awaitDiscovery(ctx context.Context) {

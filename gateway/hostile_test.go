@@ -678,7 +678,7 @@ func isZombie(pid int) bool {
 
 // Issue 20: the first lists wait for the first round of discovery, so a
 // client that lists once, at once, sees every upstream's tools: a slow
-// one's too. A server that never answers holds the first lists back only
+// one's too; and a call at start of a tool not yet listed waits too. A server that never answers holds the first lists back only
 // for the start window, and one that fails not at all.
 func TestFirstListingWaitsForDiscovery(t *testing.T) {
 	var logs logBuffer
@@ -690,6 +690,10 @@ func TestFirstListingWaitsForDiscovery(t *testing.T) {
 	}}
 	g := runConfigured(t, cfg, &Options{Logger: logs.logger(), StartWindow: 4 * time.Second})
 	cs := connectTo(t, g.Server(), &mcp.ClientOptions{ProtocolVersion: "2025-11-25"})
+	// A one-shot call of a tool of a server still starting waits for it.
+	if got := callText(t, cs, "slow_act", nil); got != "ok" {
+		t.Errorf("a call at start of a slow server's tool: %q", got)
+	}
 	res, err := cs.ListTools(context.Background(), nil) // no waiting for states first
 	if err != nil {
 		t.Fatal(err)

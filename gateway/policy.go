@@ -238,7 +238,14 @@ func (g *Gateway) policy(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			routes := make([]*route, 0, len(targets))
 			for _, t := range targets {
-				if r := g.resolve(ctx, t); r != nil {
+				r := g.resolve(ctx, t)
+				if r == nil && g.discovering() {
+					// Named before its server was first listed (a
+					// one-shot call at start): wait for the first round.
+					g.awaitDiscovery(ctx)
+					r = g.resolve(ctx, t)
+				}
+				if r != nil {
 					if r.down && err == nil {
 						err = r.up.unavailable()
 					}
