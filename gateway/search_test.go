@@ -14,6 +14,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -445,5 +446,44 @@ func TestCoCallTrackerBounded(t *testing.T) {
 	}
 	if n := len(c.last); n > maxCallers {
 		t.Errorf("%d callers remembered, bound %d", n, maxCallers)
+	}
+}
+
+// Issue 20: calls of the meta-tools are counted under their own names in
+// the metrics, not as tool="unknown".
+func TestMetaToolCallsCountedByName(t *testing.T) {
+	var logs logBuffer
+	reg := prometheus.NewRegistry()
+	cfg := &config.Config{Servers: map[string]*config.Server{"alpha": stdioServer("alpha")}, ToolSearch: config.ToolSearch{Listing: config.ListingSearch}}
+	g := runConfigured(t, cfg, &Options{Logger: logs.logger(), Metrics: reg})
+	waitState(t, g, StateReady, StateIdle)
+	cs := connectTo(t, g.Server(), nil)
+	for _, call := range []struct {
+		name string
+		args map[string]any
+	}{{MetaSearchTools, map[string]any{"query": "echo"}}, {MetaDescribeTool, map[string]any{"name": "alpha_echo"}}} {
+		if _, err := cs.CallTool(context.Background(), call.name, call.args); err != nil {
+			t.Fatal(err)
+		}
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, f := range families {
+		if f.GetName() != "mcpgate_requests_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "tool" {
+					seen[l.GetValue()] = true
+				}
+			}
+		}
+	}
+	if !seen[MetaSearchTools] || !seen[MetaDescribeTool] || seen["unknown"] {
+		t.Errorf("tool labels: %v", seen)
 	}
 }
