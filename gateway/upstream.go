@@ -300,6 +300,7 @@ func (u *upstream) clientOptions() *mcp.ClientOptions {
 		RequestTimeout:             -1, // each call has the upstream's timeout
 		Logger:                     u.logger,
 		MaxServerRequests:          cap(u.slots) * maxRelaysPerCall, // a call's relays are bounded apart
+		OneConnectionPerConnect:    true,                            // run retries, one process an attempt
 		DeclareCapabilities:        u.declare,
 		ElicitationURL:             true, // links are checked (checkElicitationURL)
 		CreateMessageHandler:       u.relaySampling,
@@ -318,6 +319,7 @@ func (u *upstream) run(ctx context.Context) {
 	defer close(u.done)
 	backoff := 250 * time.Millisecond
 	first := true
+	probeClosed := false // the last attempt ended on the revision probe
 	for ctx.Err() == nil {
 		park := first && u.lazy()
 		cs, err := u.connect(ctx, park)
@@ -327,6 +329,15 @@ func (u *upstream) run(ctx context.Context) {
 			}
 			continue
 		}
+		if errors.Is(err, mcp.ErrProbeClosed) && !probeClosed {
+			// The server closed on the revision probe: the client asks it
+			// initialize first now, at once (a server of an older
+			// revision is not down for that).
+			probeClosed = true
+			u.logger.Info("gateway: the upstream closed the connection on the revision probe; starting it again to ask initialize first", "error", err)
+			continue
+		}
+		probeClosed = false
 		if err != nil {
 			wait := backoff + time.Duration(rand.Int64N(int64(backoff/2)+1))
 			u.mu.Lock()

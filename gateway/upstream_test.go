@@ -262,10 +262,10 @@ func dataOf(e *jsonrpc.Error) string {
 }
 
 // Issue 20: a stdio server that fails at start is started once per
-// attempt (the first attempt may start it twice: it probes the server's
-// revision, and a server that closes on the probe is started once more,
-// plainly; the client remembers that for the later attempts), and the
-// error names what happened, with no library API in it. A command that
+// attempt (one that closes on the first attempt's revision probe is
+// asked initialize first on the next attempt, not started again in the
+// same one), and the error names what happened, with no library API in
+// it. A command that
 // is not there is not started at all: the error names the PATH searched.
 func TestFailingStdioServerStartsOncePerAttempt(t *testing.T) {
 	var logs logBuffer
@@ -277,10 +277,12 @@ func TestFailingStdioServerStartsOncePerAttempt(t *testing.T) {
 	waitUntil(t, func() bool { return strings.Count(logs.String(), retrying) >= 4 }, "four attempts")
 	b, _ := os.ReadFile(starts)
 	out := logs.String()
-	attempts := strings.Count(out, retrying)
+	// One start per backoff step, and one more in the first step, whose
+	// revision probe the server closed (asked initialize at once after).
+	steps := strings.Count(out, retrying)
 	n := strings.Count(string(b), "started")
-	if n > attempts+2 { // the attempt under way may have started it too
-		t.Errorf("started %d times in %d attempts", n, attempts)
+	if n > steps+2 { // the step under way may have started it too
+		t.Errorf("started %d times in %d backoff steps", n, steps)
 	}
 	if lines := strings.Count(out, `msg="mcp: server stderr" upstream=failing`); lines != n {
 		t.Errorf("%d stderr lines logged for %d starts", lines, n)

@@ -72,6 +72,15 @@ type ClientOptions struct {
 	CreateMessageHandler func(ctx context.Context, s *ClientSession, p *CreateMessageParams) (*CreateMessageResult, error)
 	ElicitationHandler   func(ctx context.Context, s *ClientSession, p *ElicitParams) (*ElicitResult, error)
 	RootsHandler         func(ctx context.Context, s *ClientSession) (*ListRootsResult, error)
+	// OneConnectionPerConnect makes a Connect whose server closes the
+	// connection on the server/discover probe fail with ErrProbeClosed
+	// instead of connecting again at once to ask initialize: for callers
+	// that retry Connect on their own (a supervisor), so that each of
+	// their attempts starts a command server once. The client remembers
+	// the server, so the next Connect asks initialize directly. Servers
+	// whose Transport cannot name them (ServerKeyer) are connected again
+	// as usual.
+	OneConnectionPerConnect bool
 	// MaxServerRequests bounds the server's requests (sampling,
 	// elicitation, roots) that the handlers run at once; past it a
 	// request is refused at once, so a server cannot make the client
@@ -218,6 +227,10 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 			cs.Close()
 			if key != "" {
 				c.legacy.Store(key, true)
+			}
+			if c.opts.OneConnectionPerConnect && key != "" {
+				// The caller retries: its next Connect initializes at once.
+				return nil, fmt.Errorf("%w (the next connection will ask it initialize first): %w", ErrProbeClosed, err)
 			}
 			if conn, err = t.Connect(ctx); err != nil {
 				return nil, fmt.Errorf("mcp: reconnecting after the server closed the connection on the server/discover probe: %w", err)

@@ -232,7 +232,7 @@ func (c *commandConn) WriteMessage(msg []byte) error {
 		return err
 	}
 	if why, ok := c.howItEnded(); ok {
-		return fmt.Errorf("%s: %w", why, err)
+		return fmt.Errorf("%s: %w (%w)", why, ErrConnectionClosed, err)
 	}
 	return err
 }
