@@ -320,6 +320,7 @@ func (u *upstream) run(ctx context.Context) {
 	backoff := 250 * time.Millisecond
 	first := true
 	probeClosed := false // the last attempt ended on the revision probe
+	lastFailure := ""    // the error of the last failed attempt
 	for ctx.Err() == nil {
 		park := first && u.lazy()
 		cs, err := u.connect(ctx, park)
@@ -344,7 +345,14 @@ func (u *upstream) run(ctx context.Context) {
 			u.retryAt = time.Now().Add(wait)
 			u.mu.Unlock()
 			u.setDown(err)
-			u.logger.Warn("gateway: upstream unavailable; retrying", "error", err, "in", wait.Round(time.Millisecond))
+			// The same failure again (a command still missing) is news
+			// once: later steps log it at info, not forever at warn.
+			level := slog.LevelWarn
+			if err.Error() == lastFailure {
+				level = slog.LevelInfo
+			}
+			lastFailure = err.Error()
+			u.logger.Log(ctx, level, "gateway: upstream unavailable; retrying", "error", err, "in", wait.Round(time.Millisecond))
 			if !sleep(ctx, wait) {
 				return
 			}

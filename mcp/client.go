@@ -267,7 +267,7 @@ func (cs *ClientSession) initialize(ctx context.Context) error {
 	p := &InitializeParams{ProtocolVersion: c.opts.ProtocolVersion, Capabilities: c.capabilities(), ClientInfo: *c.impl}
 	var res InitializeResult
 	if err := cs.call(ctx, methodInitialize, p, &res, false); err != nil {
-		return fmt.Errorf("mcp: initialize: %w", err)
+		return err // it names initialize already
 	}
 	rev, ok := parseRevision(res.ProtocolVersion)
 	if !ok {

@@ -119,16 +119,23 @@ func printStatus(w io.Writer, st *gatewayStatus) {
 	}
 	fmt.Fprintf(w, "gateway %s: %s\n\n", st.Version, verdict)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "UPSTREAM\tSTATE\tSINCE\tTOOLS\tRESTARTS\tCALLS\tERRORS\tP50\tP99\tLAST ERROR")
+	fmt.Fprintln(tw, "UPSTREAM\tSTATE\tSINCE\tTOOLS\tRESTARTS\tCALLS\tERRORS\tP50\tP99")
 	for _, u := range st.Upstreams {
 		name := u.Name
 		if u.Required {
 			name += " (required)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", name, u.State, ago(u.Since), u.Tools, u.Restarts, u.Calls, u.Errors,
-			msText(u.P50Ms), msText(u.P99Ms), truncateText(u.Error, 80))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\n", name, u.State, ago(u.Since), u.Tools, u.Restarts, u.Calls, u.Errors,
+			msText(u.P50Ms), msText(u.P99Ms))
 	}
 	tw.Flush()
+	// Errors whole, below: what happened is usually at their end (an
+	// exit status, the server's last words on stderr).
+	for _, u := range st.Upstreams {
+		if u.Error != "" {
+			fmt.Fprintf(w, "\n%s: %s\n", u.Name, truncateText(u.Error, 2000))
+		}
+	}
 }
 
 func ago(t time.Time) string {
