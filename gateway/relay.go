@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/mcpgate/mcpgate/gateway/config"
@@ -31,7 +32,8 @@ import (
 // server in what the user sees, and a URL-mode one may link only to
 // https (or, from a server on this machine, to loopback). Relays are
 // bounded: maxRelaysPerCall for one call, each within relayTimeout and
-// never beyond the call it belongs to, and so per upstream by its
+// ending at most withdrawGrace after the call it belongs to, and so per
+// upstream by its
 // concurrency bound (the library refuses the rest at once, unhandled);
 // sampling is rate-limited per server and per caller (limits.sampling).
 
@@ -144,10 +146,28 @@ func (u *upstream) startRelay(ctx context.Context, method, feature string) (*rel
 		rl.audit("refused", err, "too many requests to the client for one call")
 		return nil, err
 	}
-	// Ends with the call it belongs to, with the upstream's request, or
-	// after relayTimeout, whichever comes first.
+	// Ends with the upstream's request, after relayTimeout, or a grace
+	// after the call it belongs to ends, whichever comes first. The
+	// grace lets the upstream withdraw its question first (its request
+	// is cancelled with the call): an answer at once would race that
+	// cancellation to the server, whose handler would carry on with the
+	// error instead of stopping (see withdrawn).
 	rctx, cancel := context.WithTimeout(ctx, relayTimeout)
-	stop := context.AfterFunc(ac.ctx, cancel)
+	var grace *time.Timer
+	var graceMu sync.Mutex
+	stopAfter := context.AfterFunc(ac.ctx, func() {
+		graceMu.Lock()
+		grace = time.AfterFunc(withdrawGrace, cancel)
+		graceMu.Unlock()
+	})
+	stop := func() {
+		stopAfter()
+		graceMu.Lock()
+		if grace != nil {
+			grace.Stop()
+		}
+		graceMu.Unlock()
+	}
 	rl.ctx = rctx
 	rl.release = func() {
 		stop()
