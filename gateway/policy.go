@@ -45,6 +45,7 @@ type target struct {
 	kind mcp.ItemKind
 	name string // a published tool or prompt name, or a URI
 	via  string // the meta-tool a tools/call went through, if any
+	args []byte // a tool call's arguments, for the log and the audit log
 }
 
 // methodRules decides every method the gateway's server answers
@@ -82,7 +83,7 @@ var methodRules = map[string]methodRule{
 
 func toolCallTarget(req *mcp.Request) []target {
 	call, via := calledTool(req.RawParams)
-	t := target{kind: mcp.KindTool, name: call.Name}
+	t := target{kind: mcp.KindTool, name: call.Name, args: call.Arguments}
 	if via {
 		t.via = MetaCallTool
 	}
@@ -311,8 +312,7 @@ func (g *Gateway) record(ctx context.Context, req *mcp.Request, rule methodRule,
 	var args any
 	logging := g.logger.Enabled(ctx, slog.LevelInfo)
 	if req.Method == "tools/call" && (logging || g.audit != nil && rule.forwards) {
-		call, _ := calledTool(req.RawParams)
-		args = sanitize(json.RawMessage(call.Arguments))
+		args = sanitize(json.RawMessage(first.args)) // decoded once, by toolCallTarget
 	}
 	if g.audit != nil && rule.forwards {
 		rec := AuditRecord{Time: t0, Principal: principal, Tenant: tenant, Method: req.Method, Tool: first.name, Upstream: upstream, Outcome: ocName, Duration: took}
