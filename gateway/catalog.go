@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash"
 	"maps"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/gateway/pins"
@@ -127,6 +129,54 @@ func (u *upstream) listChanged(ctx context.Context, cs *mcp.ClientSession) {
 	}()
 }
 
+// optional lists one optional kind (prompts, resources, templates). The
+// failure of the server to list it leaves the kind empty and is logged,
+// once for as long as it lasts, and tried again with backoff (or on
+// list_changed); what takes the whole listing down is only what says the
+// session cannot go on: its end, the refresh's deadline, the bounds.
+func (u *upstream) optional(ctx context.Context, kind string, list func() error) error {
+	err := list()
+	if err == nil {
+		u.mu.Lock()
+		delete(u.optionalFailed, kind)
+		u.mu.Unlock()
+		return nil
+	}
+	if ctx.Err() != nil || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionClosed) || errors.Is(err, errListBound) {
+		return err
+	}
+	u.mu.Lock()
+	if u.optionalFailed == nil {
+		u.optionalFailed = map[string]time.Duration{}
+	}
+	wait, seen := u.optionalFailed[kind]
+	wait = min(max(2*wait, 30*time.Second), 30*time.Minute)
+	u.optionalFailed[kind] = wait
+	cs := u.cs
+	u.mu.Unlock()
+	if !seen {
+		u.logger.Warn("gateway: the upstream could not list its "+kind+"; serving its other items without them, and trying again later", "error", err, "retry_in", wait)
+	}
+	if cs != nil {
+		time.AfterFunc(wait, func() {
+			if u.currentSession() == cs {
+				u.listChanged(context.Background(), cs)
+			}
+		})
+	}
+	return nil
+}
+
+// errListBound marks a listing past maxListItems or maxListBytes.
+var errListBound = errors.New("a listing bound was reached")
+
+// currentSession is the upstream's live session, or nil.
+func (u *upstream) currentSession() *mcp.ClientSession {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.cs
+}
+
 // listing is what one refresh read, as the gateway would publish it
 // before the definition pins have their say (pinning.go).
 type listing struct {
@@ -179,9 +229,9 @@ func (b *listBudget) take(item any) error {
 	b.bytes += len(data)
 	switch {
 	case b.items > b.maxItems:
-		return fmt.Errorf("the server listed more than %d %s, the most the gateway reads (maxListItems); raise maxListItems for this server if it really offers that many", b.maxItems, b.kind)
+		return fmt.Errorf("%w: the server listed more than %d %s, the most the gateway reads (maxListItems); raise maxListItems for this server if it really offers that many", errListBound, b.maxItems, b.kind)
 	case b.bytes > b.maxBytes:
-		return fmt.Errorf("the server's %s take more than %d bytes, the most the gateway reads (maxListBytes); raise maxListBytes for this server if they really are that large", b.kind, b.maxBytes)
+		return fmt.Errorf("%w: the server's %s take more than %d bytes, the most the gateway reads (maxListBytes); raise maxListBytes for this server if they really are that large", errListBound, b.kind, b.maxBytes)
 	}
 	b.sum.Write(data)
 	b.sum.Write([]byte{'\n'})
@@ -234,53 +284,84 @@ func (u *upstream) list(ctx context.Context, cs *mcp.ClientSession) (*listing, e
 			l.sources = append(l.sources, toolSource{tool: t, tasks: ts})
 		}
 	}
+	// The other kinds are optional: one that fails (a server that
+	// declares resources but answers resources/list with -32601, or
+	// fails inside) is left empty for this server, and the tools stay.
 	if caps.Prompts != nil {
-		b := u.budget("prompts", sum)
-		for p, err := range cs.Prompts(ctx) {
-			if err != nil {
-				return nil, err
+		err := u.optional(ctx, "prompts", func() error {
+			var ps []*mcp.Prompt
+			names := map[string]string{}
+			b := u.budget("prompts", sum)
+			for p, err := range cs.Prompts(ctx) {
+				if err != nil {
+					return err
+				}
+				c := *p
+				c.Name = u.g.publishName(name, p.Name)
+				c.Meta = foreignMeta(p.Meta)
+				if _, dup := names[c.Name]; dup {
+					continue
+				}
+				if err := b.take(&c); err != nil {
+					return err
+				}
+				names[c.Name] = p.Name
+				ps = append(ps, &c)
 			}
-			c := *p
-			c.Name = u.g.publishName(name, p.Name)
-			c.Meta = foreignMeta(p.Meta)
-			if _, dup := cat.prompts[c.Name]; dup {
-				continue
-			}
-			if err := b.take(&c); err != nil {
-				return nil, err
-			}
-			cat.prompts[c.Name] = p.Name
-			l.prompts = append(l.prompts, &c)
+			maps.Copy(cat.prompts, names)
+			l.prompts = ps
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	if caps.Resources != nil {
-		b := u.budget("resources", sum)
-		for r, err := range cs.Resources(ctx) {
-			if err != nil {
-				return nil, err
+		err := u.optional(ctx, "resources", func() error {
+			var rs []*mcp.Resource
+			var uris []string
+			b := u.budget("resources", sum)
+			for r, err := range cs.Resources(ctx) {
+				if err != nil {
+					return err
+				}
+				c := *r
+				c.URI = publishURI(name, r.URI)
+				c.Meta = foreignMeta(r.Meta)
+				if err := b.take(&c); err != nil {
+					return err
+				}
+				uris = append(uris, c.URI)
+				rs = append(rs, &c)
 			}
-			c := *r
-			c.URI = publishURI(name, r.URI)
-			c.Meta = foreignMeta(r.Meta)
-			if err := b.take(&c); err != nil {
-				return nil, err
-			}
-			cat.resources = append(cat.resources, c.URI)
-			l.resources = append(l.resources, &c)
+			cat.resources, l.resources = uris, rs
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		b = u.budget("resource templates", sum)
-		for t, err := range cs.ResourceTemplates(ctx) {
-			if err != nil {
-				return nil, err
+		err = u.optional(ctx, "resource templates", func() error {
+			var ts []*mcp.ResourceTemplate
+			var uris []string
+			b := u.budget("resource templates", sum)
+			for t, err := range cs.ResourceTemplates(ctx) {
+				if err != nil {
+					return err
+				}
+				c := *t
+				c.URITemplate = publishURI(name, t.URITemplate)
+				c.Meta = foreignMeta(t.Meta)
+				if err := b.take(&c); err != nil {
+					return err
+				}
+				uris = append(uris, c.URITemplate)
+				ts = append(ts, &c)
 			}
-			c := *t
-			c.URITemplate = publishURI(name, t.URITemplate)
-			c.Meta = foreignMeta(t.Meta)
-			if err := b.take(&c); err != nil {
-				return nil, err
-			}
-			cat.templates = append(cat.templates, c.URITemplate)
-			l.templates = append(l.templates, &c)
+			cat.templates, l.templates = uris, ts
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	copy(cat.sum[:], sum.Sum(nil))

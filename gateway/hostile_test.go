@@ -120,7 +120,7 @@ func runHostile(mode string) {
 		case "initialize":
 			declared = string(m.Params.Capabilities)
 			reply(m.ID, map[string]any{"protocolVersion": "2025-11-25", "serverInfo": map[string]any{"name": "hostile-" + mode, "version": "1"},
-				"capabilities": map[string]any{"tools": map[string]any{"listChanged": true}, "resources": map[string]any{}, "logging": map[string]any{}}})
+				"capabilities": map[string]any{"tools": map[string]any{"listChanged": true}, "resources": map[string]any{}, "prompts": map[string]any{}, "logging": map[string]any{}}})
 		case "ping", "logging/setLevel":
 			reply(m.ID, map[string]any{})
 		case "tools/list":
@@ -142,7 +142,21 @@ func runHostile(mode string) {
 			default:
 				reply(m.ID, map[string]any{"tools": []any{tool("act", nil), tool("change", nil)}})
 			}
-		case "resources/list":
+		case "resources/list", "prompts/list":
+			if mode == "partial" {
+				// Declares what it cannot list: method not found, and a
+				// failure of its own.
+				code := -32601
+				if m.Method == "prompts/list" {
+					code = -32603
+				}
+				send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": code, "message": "cannot list " + m.Method}})
+				continue
+			}
+			if m.Method == "prompts/list" {
+				reply(m.ID, map[string]any{"prompts": []any{}})
+				continue
+			}
 			var rs []any
 			if mode == "many" {
 				rs = make([]any, 20000)
@@ -709,5 +723,24 @@ func TestFirstListingWaitsForDiscovery(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "not every upstream was listed within the start window") || !strings.Contains(logs.String(), "mute") {
 		t.Errorf("the window's end is not logged with the server that held it:\n%s", tail(logs.String(), 2000))
+	}
+}
+
+// Issue 21: a server whose optional lists fail (resources/list answers
+// -32601, prompts/list an error of its own) is ready with its tools; the
+// failed kinds are empty for it and each is logged once.
+func TestOptionalListFailureKeepsTheTools(t *testing.T) {
+	var logs logBuffer
+	g, cs := startGateway(t, &logs, nil, hostileServer("partial", "partial"))
+	if st := stateOf(g, "partial"); st.State != StateReady || st.Tools != 2 {
+		t.Fatalf("partial: %+v\n%s", st, tail(logs.String(), 2000))
+	}
+	if got := callText(t, cs, "partial_act", nil); got != "ok" {
+		t.Errorf("partial_act: %q", got)
+	}
+	for _, kind := range []string{"its resources", "its prompts"} {
+		if n := strings.Count(logs.String(), "could not list "+kind); n != 1 {
+			t.Errorf("the failure to list %s logged %d times", kind, n)
+		}
 	}
 }

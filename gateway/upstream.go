@@ -56,8 +56,11 @@ type upstream struct {
 	catalog   *catalog        // what it lists, as the gateway publishes it
 	subs      map[string]bool // the resources subscribed to upstream, by its URI
 	holds     map[string]int  // its URIs wanted by client requests in flight (subscribe.go)
-	active    []*activeCall
-	breaker   breaker
+	// optionalFailed: the optional kinds (prompts, resources...) the
+	// server failed to list, with the wait before the next try.
+	optionalFailed map[string]time.Duration
+	active         []*activeCall
+	breaker        breaker
 
 	// refreshMu runs this upstream's refreshes one at a time (held while
 	// it is listed, which concerns no other upstream); refreshAsked
