@@ -154,7 +154,12 @@ func loadConfig(path string) (*config.Config, error) {
 		for _, d := range errs {
 			fmt.Fprintln(os.Stderr, d)
 		}
-		return nil, fmt.Errorf("%s has %d error(s); `mcpgate check-config %s` lists them", path, len(errs), path)
+		// The first error itself, so that a log line (a rejected reload)
+		// says what is wrong, not only where to look.
+		if len(errs) == 1 {
+			return nil, fmt.Errorf("%s has an error: %v", path, errs[0])
+		}
+		return nil, fmt.Errorf("%s has %d errors, the first: %v; `mcpgate check-config %s` lists them all", path, len(errs), errs[0], path)
 	}
 	if err != nil {
 		return nil, err

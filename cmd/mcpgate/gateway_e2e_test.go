@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -174,5 +175,33 @@ func TestGatewayStdioTenant(t *testing.T) {
 	p.stdin.Close()
 	if code := p.wait(); code == 0 || !strings.Contains(p.stderr.String(), "it has acme") {
 		t.Errorf("an unknown tenant: exit %d\n%s", code, p.stderr.String())
+	}
+}
+
+// Issue 21: a reload refused for an error in the file says the error in
+// the log, not only that there is one.
+func TestGatewayRejectedReloadSaysTheError(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "claude_desktop_config.json")
+	writeGatewayConfig(t, cfg, "work")
+	p := startHTTP(t, "--config", cfg)
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers": {"Bad Name": {"command": "x"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Process.Signal(syscall.SIGHUP) // whether or not the watcher saw the old content
+	deadline := time.Now().Add(waitFor)
+	for !strings.Contains(p.log(), "keeping the running one") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no rejected reload in the log:\n%s", p.log())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var line string
+	for _, l := range strings.Split(p.log(), "\n") {
+		if strings.Contains(l, "keeping the running one") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, `server name \"Bad Name\" is not 1 to 32 of a-z`) {
+		t.Errorf("the rejected reload's line does not say the error: %s", line)
 	}
 }
