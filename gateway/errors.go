@@ -41,8 +41,11 @@ func (u *upstream) unavailable() *jsonrpc.Error {
 	state, lastErr, retryAt := u.state, u.lastErr, u.retryAt
 	u.mu.Unlock()
 	wait := time.Second
-	if state == StateDown {
+	switch state {
+	case StateDown:
 		wait = time.Until(retryAt) + 500*time.Millisecond // a connection takes a moment
+	case StateFailed:
+		wait = maxBackoff // until an operator acts
 	}
 	return errUnavailable(u.cfg.Name, lastErr, state, wait)
 }

@@ -230,6 +230,23 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 	return g, nil
 }
 
+// Retry starts again an upstream that failed (StateFailed), or asks one
+// that is down to try again now. It reports false for a name the gateway
+// does not have.
+func (g *Gateway) Retry(name string) bool {
+	g.mu.Lock()
+	u := g.upstreams[name]
+	g.mu.Unlock()
+	if u == nil {
+		return false
+	}
+	select {
+	case u.retry <- struct{}{}:
+	default: // asked already
+	}
+	return true
+}
+
 // Server is the downstream server: serve it over stdio or HTTP.
 func (g *Gateway) Server() *mcp.Server { return g.server }
 

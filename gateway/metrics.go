@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -88,7 +89,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, st := range c.g.Status() {
-		for _, s := range []State{StateStarting, StateReady, StateDegraded, StateIdle, StateDown} {
+		for _, s := range []State{StateStarting, StateReady, StateDegraded, StateIdle, StateDown, StateFailed} {
 			v := 0.0
 			if st.State == s {
 				v = 1
@@ -163,6 +164,16 @@ func (g *Gateway) OpsHandler(reg *prometheus.Registry, opts *OpsOptions) http.Ha
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
 		json.NewEncoder(w).Encode(map[string]any{"ready": g.ready(status), "version": g.version, "upstreams": status})
+	})))
+	mux.Handle("POST /admin/retry", AdminAuth(opts.AdminToken)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := r.URL.Query().Get("server")
+		w.Header().Set("Content-Type", "application/json")
+		if !g.Retry(name) {
+			w.WriteHeader(http.StatusNotFound)
+			json.NewEncoder(w).Encode(map[string]any{"error": "no server named " + strconv.Quote(name)})
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]any{"retrying": name})
 	})))
 	admin := AdminAuth(opts.AdminToken)(g.pinsAdmin())
 	mux.Handle("/admin/pins", admin)

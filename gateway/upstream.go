@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,7 +32,18 @@ const (
 	StateDegraded State = "degraded" // connected, but health checks or calls fail
 	StateIdle     State = "idle"     // a lazy stdio server stopped until needed; its tools stay listed
 	StateDown     State = "down"     // not connected; its tools are withdrawn until it is back
+	// StateFailed: a command server that failed to start the same way
+	// maxSameFailures times in a row; not tried again until its settings
+	// change or an operator retries it (Gateway.Retry).
+	StateFailed State = "failed"
 )
+
+// maxSameFailures is how many identical start failures in a row make a
+// command server failed.
+const maxSameFailures = 5
+
+// maxBackoff caps the wait between two attempts to connect.
+const maxBackoff = 5 * time.Minute
 
 // upstream is one configured server, supervised: connected, listed,
 // checked, reconnected with backoff when it fails.
@@ -107,6 +119,7 @@ type upstream struct {
 	firstRound func()
 
 	wake   chan struct{} // asks an idle upstream to connect
+	retry  chan struct{} // asks a failed upstream to start again
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -119,7 +132,7 @@ func newUpstream(g *Gateway, cfg *config.Server) *upstream {
 	return &upstream{
 		g: g, cfg: cfg, logger: upstreamLogger(g.logger, cfg.Name),
 		slots: make(chan struct{}, n), state: StateStarting, since: time.Now(), ready: make(chan struct{}),
-		wake: make(chan struct{}, 1), refused: make(chan error, 1), hopFailed: make(chan error, 1), done: make(chan struct{}),
+		wake: make(chan struct{}, 1), retry: make(chan struct{}, 1), refused: make(chan error, 1), hopFailed: make(chan error, 1), done: make(chan struct{}),
 	}
 }
 
@@ -324,6 +337,7 @@ func (u *upstream) run(ctx context.Context) {
 	first := true
 	probeClosed := false // the last attempt ended on the revision probe
 	lastFailure := ""    // the error of the last failed attempt
+	same := 0            // how many attempts in a row failed that way
 	for ctx.Err() == nil {
 		park := first && u.lazy()
 		cs, err := u.connect(ctx, park)
@@ -351,15 +365,33 @@ func (u *upstream) run(ctx context.Context) {
 			// The same failure again (a command still missing) is news
 			// once: later steps log it at info, not forever at warn.
 			level := slog.LevelWarn
-			if err.Error() == lastFailure {
+			if key := failureKey(err); key == lastFailure {
 				level = slog.LevelInfo
+				same++
+			} else {
+				lastFailure, same = key, 1
 			}
-			lastFailure = err.Error()
+			if same >= maxSameFailures && u.cfg.Command != "" {
+				// A command that fails to start the same way again and
+				// again will not mend itself: stop starting it.
+				u.setFailed(err, same)
+				if !u.awaitRetry(ctx) {
+					return
+				}
+				backoff, lastFailure, same = 250*time.Millisecond, "", 0
+				continue
+			}
 			u.logger.Log(ctx, level, "gateway: upstream unavailable; retrying", "error", err, "in", wait.Round(time.Millisecond))
-			if !sleep(ctx, wait) {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-u.retry: // an operator asks: now
+				t.Stop()
+			case <-ctx.Done():
+				t.Stop()
 				return
 			}
-			backoff = min(backoff*2, 30*time.Second)
+			backoff = min(backoff*2, maxBackoff)
 			continue
 		}
 		backoff = 250 * time.Millisecond
@@ -408,6 +440,10 @@ func (u *upstream) connect(ctx context.Context, park bool) (*mcp.ClientSession, 
 	}
 	select {
 	case <-u.hopFailed: // likewise
+	default:
+	}
+	select {
+	case <-u.retry: // asked while it was not failing
 	default:
 	}
 	cctx, cancel := context.WithTimeout(ctx, u.timeout())
@@ -591,6 +627,51 @@ func (u *upstream) idleFor() bool {
 	return len(u.active) == 0 && len(u.slots) == 0 && time.Since(u.lastUsed) >= d
 }
 
+// failureKey is an error's text with its numbers left out (process ids,
+// ports, times), to tell the same failure again from another one.
+func failureKey(err error) string {
+	text := err.Error()
+	// A process that died is the same failure whether the gateway's
+	// write or its read found it first: what it said counts.
+	if i := strings.Index(text, "the server process exited"); i >= 0 {
+		text = text[i:]
+		for _, end := range []string{": EOF", ": mcp: "} {
+			if j := strings.Index(text, end); j >= 0 {
+				text = text[:j]
+			}
+		}
+	}
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return -1
+		}
+		return r
+	}, text)
+}
+
+// setFailed marks a command server failed: down, and not started again
+// until an operator retries it or its settings change.
+func (u *upstream) setFailed(err error, times int) {
+	u.setDown(err)
+	u.mu.Lock()
+	u.setStateLocked(StateFailed)
+	u.mu.Unlock()
+	u.logger.Error("gateway: upstream failed to start the same way again and again; not starting it again until its settings change or an operator retries it (POST /admin/retry?server=NAME on the ops listener, or mcpgate status --retry NAME)",
+		"error", err, "times", times)
+}
+
+// awaitRetry waits for an operator's retry (or a request's, for a lazy
+// server), and reports false when ctx ends first.
+func (u *upstream) awaitRetry(ctx context.Context) bool {
+	select {
+	case <-u.retry:
+		u.logger.Info("gateway: retrying the failed upstream, as asked")
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // setDown marks the upstream down and withdraws its tools: the others
 // keep serving.
 func (u *upstream) setDown(err error) {
@@ -637,7 +718,7 @@ func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 				u.logger.Info("gateway: starting the idle upstream for a request")
 			default:
 			}
-		case StateDown:
+		case StateDown, StateFailed:
 			return nil, u.unavailable()
 		}
 		select {

@@ -327,3 +327,30 @@ func TestUpstreamSessionLossIsTransparent(t *testing.T) {
 		}
 	}
 }
+
+// Issue 21, point 4: a command server that fails to start the same way
+// again and again is marked failed, with the reason, and not started
+// again until an operator retries it (Retry, POST /admin/retry).
+func TestBrokenServerFailsUntilRetried(t *testing.T) {
+	var logs logBuffer
+	starts := filepath.Join(t.TempDir(), "starts")
+	broken := &configServer{Name: "broken", Command: "sh", Args: []string{"-c", "echo started >> " + starts + "; echo Error: Cannot find module x >&2; exit 1"}}
+	g := runGateway(t, &logs, broken)
+	waitUntil(t, func() bool { return stateOf(g, "broken").State == StateFailed }, "broken to be failed; log:\n%s", &logs)
+	st := stateOf(g, "broken")
+	if !strings.Contains(st.Error, "Cannot find module") {
+		t.Errorf("the failed server's reason: %q", st.Error)
+	}
+	count := func() int {
+		b, _ := os.ReadFile(starts)
+		return strings.Count(string(b), "started")
+	}
+	before := count()
+	if before < maxSameFailures || before > maxSameFailures+1 {
+		t.Errorf("started %d times before failing, want %d", before, maxSameFailures)
+	}
+	if !g.Retry("broken") || g.Retry("nosuch") {
+		t.Fatal("Retry's answers")
+	}
+	waitUntil(t, func() bool { return count() > before }, "a start after the retry")
+}

@@ -85,4 +85,22 @@ func TestGatewayBinaryUpstreamHealth(t *testing.T) {
 	if warns := strings.Count(log, `level=WARN msg="gateway: upstream unavailable; retrying" upstream=failing`); warns > 2 {
 		t.Errorf("the same failure logged at warn %d times:\n%s", warns, log)
 	}
+	// Failing the same way again and again, it is failed, and started
+	// again only when asked.
+	waitForCond(t, func() bool {
+		r := cli(t, []string{"MCPGATE_ADMIN_TOKEN=" + token}, "status", ops[1], "--json")
+		return strings.Contains(r.stdout, `"name":"failing","state":"failed"`)
+	}, "failing to be failed")
+	b, _ = os.ReadFile(starts)
+	before := strings.Count(string(b), "started")
+	if r := cli(t, []string{"MCPGATE_ADMIN_TOKEN=" + token}, "status", ops[1], "--retry", "failing"); r.code != 0 || !strings.Contains(r.stderr, "asked the gateway to start failing again") {
+		t.Errorf("mcpgate status --retry: %v", r)
+	}
+	waitForCond(t, func() bool {
+		b, _ := os.ReadFile(starts)
+		return strings.Count(string(b), "started") > before
+	}, "a start after --retry")
+	if r := cli(t, []string{"MCPGATE_ADMIN_TOKEN=" + token}, "status", ops[1], "--retry", "nosuch"); r.code == 0 || !strings.Contains(r.stderr, "404") {
+		t.Errorf("--retry of no server: %v", r)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -20,7 +21,7 @@ import (
 // newStatusCmd is mcpgate status: each upstream of a running gateway,
 // from its ops listener's admin status.
 func newStatusCmd() *cobra.Command {
-	var tokenFile string
+	var tokenFile, retry string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status [URL]",
@@ -28,7 +29,8 @@ func newStatusCmd() *cobra.Command {
 		Long: `Show each upstream of a running gateway (mcpgate serve --config FILE
 --metrics-addr ADDR --admin-token-file FILE): its state and since when, its
 last error, tools, restarts, calls, errors and latency (p50, p99 of the
-latest calls), and whether the gateway is ready.
+latest calls), and whether the gateway is ready. A server that failed to
+start the same way again and again is "failed" and waits for --retry.
 
 URL is the gateway's ops listener (--metrics-addr); by default
 MCPGATE_METRICS_ADDR, else http://127.0.0.1:9464. The admin token comes
@@ -55,6 +57,12 @@ from --admin-token-file, MCPGATE_ADMIN_TOKEN_FILE or MCPGATE_ADMIN_TOKEN.`,
 			if token == "" {
 				return errors.New("the status needs the gateway's admin token: --admin-token-file FILE, or MCPGATE_ADMIN_TOKEN")
 			}
+			if retry != "" {
+				if err := postRetry(cmd.Context(), strings.TrimSuffix(base, "/")+"/admin/retry?server="+url.QueryEscape(retry), token); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "mcpgate: asked the gateway to start %s again\n", retry)
+			}
 			st, raw, err := fetchStatus(cmd.Context(), strings.TrimSuffix(base, "/")+"/admin/status", token)
 			if err != nil {
 				return err
@@ -69,6 +77,7 @@ from --admin-token-file, MCPGATE_ADMIN_TOKEN_FILE or MCPGATE_ADMIN_TOKEN.`,
 	}
 	cmd.Flags().StringVar(&tokenFile, "admin-token-file", envOr("MCPGATE_ADMIN_TOKEN_FILE", ""), "a file holding the gateway's admin token (env MCPGATE_ADMIN_TOKEN_FILE, or the token itself in MCPGATE_ADMIN_TOKEN)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the gateway's answer as JSON")
+	cmd.Flags().StringVar(&retry, "retry", "", "first ask the gateway to start this server again now (one that failed, or is waiting to retry)")
 	return cmd
 }
 
@@ -157,4 +166,28 @@ func truncateText(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// postRetry asks the gateway to start a server again.
+func postRetry(ctx context.Context, u, token string) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("--retry: %w", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("--retry: the gateway answered HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
+	}
+	return nil
 }
