@@ -101,8 +101,13 @@ func (u *upstream) refreshAs(ctx context.Context, cs *mcp.ClientSession, started
 		return nil // a refresh that started after this one was asked for has published
 	}
 	start := u.refreshAsked.Load()
-	ctx, cancel := context.WithTimeout(ctx, u.timeout())
-	defer cancel()
+	if _, ok := ctx.Deadline(); !ok {
+		// A refresh on list_changed; a connection's first listing has
+		// the start timeout already.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, u.timeout())
+		defer cancel()
+	}
 	l, err := u.list(ctx, cs)
 	if err != nil {
 		return err

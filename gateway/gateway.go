@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"maps"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -107,7 +108,9 @@ type Gateway struct {
 	// ends (endDiscovery), within startWindow.
 	discovered  chan struct{}
 	startWindow time.Duration
-	started     atomic.Bool
+	// starts bounds the command servers starting at once.
+	starts  chan struct{}
+	started atomic.Bool
 	// fileLimits: the limits come from the file, so a reload changes them.
 	fileLimits bool
 	pins       *pins.Store // the tool-definition pins
@@ -134,6 +137,7 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 		cfg: cfg, logger: opts.Logger, version: opts.Version, sep: cfg.Separator,
 		upstreams: map[string]*upstream{}, tenantUps: map[string]*upstream{}, toolOwner: map[string]*upstream{}, promptOwner: map[string]*upstream{}, downTools: map[string]*upstream{},
 		prune: make(chan struct{}, 1), discovered: make(chan struct{}),
+		starts:      make(chan struct{}, cmp.Or(cfg.MaxConcurrentStarts, max(runtime.NumCPU(), 2))),
 		startWindow: cmp.Or(opts.StartWindow, cfg.StartWindow.D(), DefaultStartWindow),
 	}
 	if g.logger == nil {

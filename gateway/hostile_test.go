@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -58,6 +59,15 @@ func runHostile(mode string) {
 		return
 	case "slowstart":
 		time.Sleep(time.Second) // a server that takes its time to start
+	case "counted":
+		// Notes how many of its kind are starting with it, then takes
+		// half a second to start.
+		f := os.Getenv("MCPGATE_TEST_STARTS")
+		appendLine(f, "+")
+		b, _ := os.ReadFile(f)
+		appendLine(f, fmt.Sprintf("c=%d", strings.Count(string(b), "+")-strings.Count(string(b), "-")))
+		time.Sleep(500 * time.Millisecond)
+		appendLine(f, "-")
 	}
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	out := bufio.NewWriterSize(os.Stdout, 1<<20)
@@ -742,5 +752,41 @@ func TestOptionalListFailureKeepsTheTools(t *testing.T) {
 		if n := strings.Count(logs.String(), "could not list "+kind); n != 1 {
 			t.Errorf("the failure to list %s logged %d times", kind, n)
 		}
+	}
+}
+
+func appendLine(path, line string) {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	f.WriteString(line + "\n")
+}
+
+// Issue 21, point 3: command servers start a few at a time
+// (maxConcurrentStarts), not all at once, and every one is listed.
+func TestStartsAreBounded(t *testing.T) {
+	var logs logBuffer
+	file := filepath.Join(t.TempDir(), "starts")
+	cfg := &config.Config{Servers: map[string]*config.Server{}, MaxConcurrentStarts: 2}
+	for i := range 6 {
+		s := hostileServer(fmt.Sprintf("s%d", i), "counted")
+		s.Env["MCPGATE_TEST_STARTS"] = file
+		s.Start = ""
+		cfg.Servers[s.Name] = s
+	}
+	g := runConfigured(t, cfg, &Options{Logger: logs.logger()})
+	waitState(t, g, StateReady, StateIdle)
+	b, _ := os.ReadFile(file)
+	most := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if n, ok := strings.CutPrefix(line, "c="); ok {
+			c, _ := strconv.Atoi(n)
+			most = max(most, c)
+		}
+	}
+	if most > 2 || strings.Count(string(b), "+") != 6 {
+		t.Errorf("%d servers starting at once, want at most 2:\n%s", most, b)
 	}
 }

@@ -145,6 +145,14 @@ func upstreamLogger(l *slog.Logger, name string, attrs ...any) *slog.Logger {
 	return slog.New(h).With(append([]any{"upstream", name}, attrs...)...)
 }
 
+// startTimeout bounds a connection's start: initialize and listing.
+func (u *upstream) startTimeout() time.Duration {
+	if d := u.cfg.StartTimeout.D(); d > 0 {
+		return d
+	}
+	return config.DefaultStartTimeout.D()
+}
+
 func (u *upstream) timeout() time.Duration {
 	if d := u.cfg.Timeout.D(); d > 0 {
 		return d
@@ -446,7 +454,17 @@ func (u *upstream) connect(ctx context.Context, park bool) (*mcp.ClientSession, 
 	case <-u.retry: // asked while it was not failing
 	default:
 	}
-	cctx, cancel := context.WithTimeout(ctx, u.timeout())
+	if u.cfg.Command != "" && u.local == nil {
+		// Starts of command servers are bounded gateway-wide: seventy
+		// processes started together on two CPUs time each other out.
+		select {
+		case u.g.starts <- struct{}{}:
+			defer func() { <-u.g.starts }()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, u.startTimeout())
 	defer cancel()
 	t, err := u.transport()
 	if err != nil {

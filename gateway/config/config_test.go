@@ -54,7 +54,7 @@ func TestClaudeDesktopVerbatim(t *testing.T) {
 		t.Errorf("github env %v", gh.Env)
 	}
 	wantOpts := ServerOptions{Start: "lazy", Timeout: Duration(30 * time.Second), MaxConcurrency: 32, HealthInterval: Duration(30 * time.Second),
-		MaxListItems: DefaultMaxListItems, MaxListBytes: DefaultMaxListBytes, Pins: PinsWarn}
+		MaxListItems: DefaultMaxListItems, MaxListBytes: DefaultMaxListBytes, Pins: PinsWarn, StartTimeout: DefaultStartTimeout}
 	if fs.ServerOptions != wantOpts || c.Separator != "_" {
 		t.Errorf("defaults: %+v separator %q", fs.ServerOptions, c.Separator)
 	}
@@ -165,7 +165,7 @@ func TestYAMLMatchesJSON(t *testing.T) {
 	fs := c.Servers["filesystem"]
 	wantFS := ServerOptions{Start: "lazy", IdleTimeout: Duration(5 * time.Minute), Timeout: Duration(time.Minute),
 		MaxConcurrency: 8, ProtocolVersion: "auto", HealthInterval: DefaultHealthInterval,
-		MaxListItems: DefaultMaxListItems, MaxListBytes: DefaultMaxListBytes, Pins: PinsWarn}
+		MaxListItems: DefaultMaxListItems, MaxListBytes: DefaultMaxListBytes, Pins: PinsWarn, StartTimeout: DefaultStartTimeout}
 	if fs.Command != "npx" || fs.ServerOptions != wantFS {
 		t.Errorf("filesystem %+v", fs)
 	}

@@ -38,6 +38,7 @@ func (d *decoder) config(doc *yaml.Node) *Config {
 		{"listen", func(v *yaml.Node, p []string) { c.Listen = d.str(v, p) }},
 		{"separator", func(v *yaml.Node, p []string) { c.Separator = d.str(v, p) }},
 		{"startWindow", func(v *yaml.Node, p []string) { c.StartWindow = d.duration(v, p) }},
+		{"maxConcurrentStarts", func(v *yaml.Node, p []string) { c.MaxConcurrentStarts = d.integer(v, p) }},
 		{"builtins", func(v *yaml.Node, p []string) {
 			d.fields(v, p, []field{
 				{"tasks", func(v *yaml.Node, p []string) { c.Builtins.Tasks = d.boolean(v, p) }},
@@ -70,10 +71,10 @@ func (d *decoder) config(doc *yaml.Node) *Config {
 		if strings.HasPrefix(e.key, "x-") {
 			return true // a place for YAML anchors, as in Compose files
 		}
-		if _, near := suggest(e.key, []string{"mcpServers", "servers", "listen", "separator", "builtins", "defaults", "limits", "audit", "tenants", "toolSearch", "state", "startWindow"}); near {
+		if _, near := suggest(e.key, []string{"mcpServers", "servers", "listen", "separator", "builtins", "defaults", "limits", "audit", "tenants", "toolSearch", "state", "startWindow", "maxConcurrentStarts"}); near {
 			return false
 		}
-		d.warnf(npos(e.k), "mcpgate reads mcpServers (or servers), listen, separator, startWindow, builtins, defaults, limits, audit, tenants, toolSearch and state",
+		d.warnf(npos(e.k), "mcpgate reads mcpServers (or servers), listen, separator, startWindow, maxConcurrentStarts, builtins, defaults, limits, audit, tenants, toolSearch and state",
 			"key %q ignored", e.key)
 		return true
 	})
@@ -168,6 +169,7 @@ func (d *decoder) optionFields(o *ServerOptions) []field {
 		{"start", func(v *yaml.Node, p []string) { o.Start = d.str(v, p) }},
 		{"idleTimeout", func(v *yaml.Node, p []string) { o.IdleTimeout = d.duration(v, p) }},
 		{"timeout", func(v *yaml.Node, p []string) { o.Timeout = d.duration(v, p) }},
+		{"startTimeout", func(v *yaml.Node, p []string) { o.StartTimeout = d.duration(v, p) }},
 		{"maxConcurrency", func(v *yaml.Node, p []string) { o.MaxConcurrency = d.integer(v, p) }},
 		{"protocolVersion", func(v *yaml.Node, p []string) { o.ProtocolVersion = d.str(v, p) }},
 		{"healthInterval", func(v *yaml.Node, p []string) { o.HealthInterval = d.duration(v, p) }},

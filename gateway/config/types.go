@@ -13,6 +13,11 @@ type Config struct {
 	// Separator joins a server's name and its tools' and prompts' names:
 	// "github" + "_" + "create_issue". Default "_".
 	Separator string `json:"separator,omitempty"`
+	// MaxConcurrentStarts bounds the command (stdio) servers starting at
+	// once, so that a large configuration does not start every process
+	// together and time them out on a shared CPU. Default: the number of
+	// CPUs, at least 2.
+	MaxConcurrentStarts int `json:"maxConcurrentStarts,omitempty"`
 	// StartWindow bounds how long the first lists of clients wait, at
 	// start, for every server to be listed or to fail. Default 5s.
 	StartWindow Duration `json:"startWindow,omitempty"`
@@ -99,6 +104,10 @@ type ServerOptions struct {
 	IdleTimeout Duration `json:"idleTimeout,omitempty"`
 	// Timeout bounds one request to the server. Default 30s.
 	Timeout Duration `json:"timeout,omitempty"`
+	// StartTimeout bounds connecting to the server and listing what it
+	// offers, apart from Timeout: a cold start (npx installing the
+	// package) takes longer than a call. Default 2m.
+	StartTimeout Duration `json:"startTimeout,omitempty"`
 	// MaxConcurrency bounds the requests in flight to the server.
 	// Default 32.
 	MaxConcurrency int `json:"maxConcurrency,omitempty"`

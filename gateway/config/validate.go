@@ -27,6 +27,7 @@ const (
 	DefaultTimeout        = Duration(30 * time.Second)
 	DefaultMaxConcurrency = 32
 	DefaultHealthInterval = Duration(30 * time.Second)
+	DefaultStartTimeout   = Duration(2 * time.Minute)
 	// The largest real servers list a few hundred tools in a few MB
 	// (ms-365: 344 tools, 3.6 MB); file servers list thousands of
 	// resources.
@@ -80,6 +81,9 @@ func (c *Config) validate() Errors {
 		// The gateway watches the state database for other processes'
 		// commits: a file it also writes elsewhere would wake it always.
 		v.errorf(v.src.at("state", "db"), "give the state database a file of its own, such as state.db beside the others", "state.db is also the audit or task database")
+	}
+	if c.MaxConcurrentStarts < 0 {
+		v.errorf(v.src.at("maxConcurrentStarts"), "use a positive number, or leave it out for the number of CPUs", "maxConcurrentStarts is negative")
 	}
 	if c.StartWindow < 0 {
 		v.errorf(v.src.at("startWindow"), `use a duration such as "5s", or leave it out for 5s`, "startWindow is negative")
@@ -309,6 +313,9 @@ func (v *checker) options(o *ServerOptions, p ...string) {
 		v.errorf(at("protocolVersion"), "use "+strings.Join(ProtocolVersions[2:], ", ")+`, or "auto" to negotiate`,
 			"protocolVersion %s is not a revision mcpgate speaks", v.src.shown(o.ProtocolVersion))
 	}
+	if o.StartTimeout < 0 {
+		v.errorf(at("startTimeout"), "use a positive duration, or leave it out for the default of 2m", "startTimeout is negative")
+	}
 	if o.Timeout < 0 {
 		v.errorf(at("timeout"), "use a positive duration, or leave it out for the default of 30s", "timeout is negative")
 	}
@@ -390,6 +397,7 @@ func (c *Config) ApplyDefaults() {
 		o.Start = cmp.Or(o.Start, d.Start, start)
 		o.IdleTimeout = cmp.Or(o.IdleTimeout, d.IdleTimeout)
 		o.Timeout = cmp.Or(o.Timeout, d.Timeout, DefaultTimeout)
+		o.StartTimeout = cmp.Or(o.StartTimeout, d.StartTimeout, DefaultStartTimeout)
 		o.MaxConcurrency = cmp.Or(o.MaxConcurrency, d.MaxConcurrency, DefaultMaxConcurrency)
 		o.ProtocolVersion = cmp.Or(o.ProtocolVersion, d.ProtocolVersion)
 		o.HealthInterval = cmp.Or(o.HealthInterval, d.HealthInterval, DefaultHealthInterval)
