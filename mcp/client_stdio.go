@@ -148,6 +148,7 @@ type commandConn struct {
 
 	mu       sync.Mutex
 	lastErrs []string // the last lines of stderr, for the error when it dies
+	firstErr string   // the first line of stderr that reads as an error
 	closed   bool     // Close was called
 }
 
@@ -160,8 +161,11 @@ func (c *commandConn) readStderr() {
 		c.logger.Info("mcp: server stderr", "line", line)
 		c.mu.Lock()
 		c.lastErrs = append(c.lastErrs, line)
-		if len(c.lastErrs) > 5 {
+		if len(c.lastErrs) > 40 {
 			c.lastErrs = c.lastErrs[1:]
+		}
+		if c.firstErr == "" && errorLine(line) {
+			c.firstErr = line
 		}
 		c.mu.Unlock()
 	}
@@ -250,7 +254,7 @@ func (c *commandConn) howItEnded() (string, bool) {
 	case <-time.After(100 * time.Millisecond):
 	}
 	c.mu.Lock()
-	last := strings.Join(c.lastErrs, " | ")
+	last := strings.Join(telling(c.firstErr, c.lastErrs), " | ")
 	c.mu.Unlock()
 	why := "the server process exited (" + exitStatus(c.cmd, c.waitErr) + ")"
 	if last != "" {
@@ -358,4 +362,47 @@ func (r *pipeReader) Close() error { return r.f.Close() }
 func (r *pipeReader) serverExited() {
 	r.exited.Store(true)
 	wakeReader(r.f)
+}
+
+// stackFrame reports whether a stderr line is a frame of a stack trace
+// (Node's "    at f (file:1:2)", Python's "  File ...", Go's tabbed
+// frames): it says where, not what.
+func stackFrame(line string) bool {
+	t := strings.TrimLeft(line, " \t")
+	return t != line && (strings.HasPrefix(t, "at ") || strings.HasPrefix(t, "File \"") || strings.HasPrefix(line, "\t")) ||
+		strings.HasPrefix(t, "node:internal") || strings.HasPrefix(t, "goroutine ")
+}
+
+// errorLine reports whether a stderr line says what went wrong.
+func errorLine(line string) bool {
+	if stackFrame(line) {
+		return false
+	}
+	l := strings.ToLower(line)
+	for _, w := range []string{"error", "exception", "fatal", "panic", "traceback", "cannot", "can't", "not found", "failed", "denied", "refused", "no such", "missing", "invalid"} {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// telling picks the stderr lines that say what happened: the first line
+// that reads as an error, and the last lines that are not stack frames,
+// three at most.
+func telling(first string, lines []string) []string {
+	var out []string
+	if first != "" {
+		out = append(out, first)
+	}
+	var tail []string
+	for i := len(lines) - 1; i >= 0 && len(tail) < 3; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" && !stackFrame(lines[i]) && lines[i] != first {
+			tail = append(tail, lines[i])
+		}
+	}
+	for i := len(tail) - 1; i >= 0 && len(out) < 3; i-- {
+		out = append(out, tail[i])
+	}
+	return out
 }

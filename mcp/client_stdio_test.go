@@ -250,3 +250,34 @@ func TestCommandTransportOversizedAnswerFailsOnlyItsCall(t *testing.T) {
 		t.Fatalf("the next call: %+v %v", res, err)
 	}
 }
+
+// A crashed server's error says what failed (the error line, not the
+// stack frames after it): Node's, as a missing module prints it.
+func TestTellingStderrLines(t *testing.T) {
+	node := []string{
+		"node:internal/modules/cjs/loader:1228",
+		"  throw err;",
+		"  ^",
+		"",
+		"Error: Cannot find module 'express'",
+		"Require stack:",
+		"- /srv/app/server.js",
+		"    at Module._resolveFilename (node:internal/modules/cjs/loader:1225:15)",
+		"    at ModuleJob._link (node:internal/modules/esm/module_job:95:21)",
+		"    at Object.<anonymous> (/srv/app/server.js:1:17) {",
+		"  code: 'MODULE_NOT_FOUND',",
+		"}",
+		"",
+		"Node.js v20.11.0",
+	}
+	var first string
+	for _, l := range node {
+		if first == "" && errorLine(l) {
+			first = l
+		}
+	}
+	got := strings.Join(telling(first, node), " | ")
+	if !strings.HasPrefix(got, "Error: Cannot find module 'express'") || strings.Contains(got, "ModuleJob._link") {
+		t.Errorf("telling lines: %q", got)
+	}
+}
