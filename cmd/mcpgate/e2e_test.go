@@ -77,11 +77,9 @@ func start(t testing.TB, args ...string) *proc {
 		close(p.lines)
 		p.exited <- cmd.Wait()
 	}()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-		}
-	})
+	// Kill, not a look at ProcessState: that is written by Wait in the
+	// reader goroutine. Killing a process that has exited is harmless.
+	t.Cleanup(func() { cmd.Process.Kill() })
 	return p
 }
 

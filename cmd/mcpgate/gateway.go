@@ -122,7 +122,11 @@ func serveGateway(ctx context.Context, f serveFlags) error {
 		g.Close()
 	}()
 	g.Start(gctx)
-	go watchConfig(gctx, f.config, g)
+	// SIGHUP is caught from here on, before the "listening" line: a
+	// reload signalled as soon as the gateway says it is up must not kill it.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go watchConfig(gctx, f.config, g, hup)
 
 	s := g.Server()
 	if f.stdio {
@@ -174,9 +178,7 @@ func loadConfig(path string) (*config.Config, error) {
 // (checked every second: editors replace files in ways a watch on the
 // inode misses) or on SIGHUP. A file with errors is reported and the
 // running configuration kept.
-func watchConfig(ctx context.Context, path string, g *gateway.Gateway) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
+func watchConfig(ctx context.Context, path string, g *gateway.Gateway, hup chan os.Signal) {
 	defer signal.Stop(hup)
 	sum := fileSum(path)
 	tick := time.NewTicker(time.Second)

@@ -66,11 +66,9 @@ func startHTTPEnv(t *testing.T, env []string, args ...string) *httpProc {
 		}
 		p.exited <- cmd.Wait()
 	}()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-		}
-	})
+	// Kill, not a look at ProcessState: that is written by Wait in the
+	// reader goroutine. Killing a process that has exited is harmless.
+	t.Cleanup(func() { cmd.Process.Kill() })
 	select {
 	case p.url = <-urlc:
 	case err := <-p.exited:
