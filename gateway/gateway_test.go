@@ -559,3 +559,34 @@ func TestGatewayResultsNameTheGateway(t *testing.T) {
 		t.Errorf("ownMeta left %v, want nil", m)
 	}
 }
+
+// Issue 21, point 6: a reload that restarts and adds servers tells each
+// client once per kind of list, when the servers it started are listed,
+// not once a server as each stops and starts.
+func TestReloadNotificationsCoalesced(t *testing.T) {
+	var logs logBuffer
+	cfg := &config.Config{Servers: map[string]*config.Server{"alpha": stdioServer("alpha"), "beta": stdioServer("beta")}}
+	g := runConfigured(t, cfg, &Options{Logger: logs.logger()})
+	waitState(t, g, StateReady, StateIdle)
+	var tools atomic.Int32
+	cs := connectTo(t, g.Server(), &mcp.ClientOptions{ProtocolVersion: "2025-11-25",
+		ToolListChangedHandler: func(context.Context, *mcp.ClientSession) { tools.Add(1) }})
+	toolNames(t, cs)
+	next := &config.Config{Servers: map[string]*config.Server{}}
+	for _, name := range []string{"alpha", "beta", "gamma", "delta"} {
+		s := stdioServer(name)
+		s.Env["RELOADED"] = "1" // changed settings: each one restarts
+		next.Servers[name] = s
+	}
+	g.Reload(next)
+	waitUntil(t, func() bool {
+		names := toolNames(t, cs)
+		return slices.Contains(names, "gamma_echo") && slices.Contains(names, "delta_echo") && tools.Load() > 0
+	}, "the reloaded servers' tools, and a notification")
+	if err := cs.Ping(context.Background()); err != nil { // after what was sent before
+		t.Fatal(err)
+	}
+	if n := tools.Load(); n != 1 {
+		t.Errorf("%d tools/list_changed for one reload of four servers, want 1", n)
+	}
+}

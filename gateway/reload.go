@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"reflect"
 	"slices"
+	"sync"
+	"time"
 
 	"github.com/mcpgate/mcpgate/gateway/config"
 )
@@ -75,6 +77,31 @@ func (g *Gateway) Reload(cfg *config.Config) {
 		g.limiter.setTenants(tenantLimits(cfg))
 	}
 	g.sampling.set(Limits{Calls: LimitsFromConfig(cfg.Limits).Sampling})
+	// Clients hear of the reload once per kind of list, when the servers
+	// it started are listed (or the start window passes), not once a
+	// server as each stops and starts.
+	release := g.server.HoldListChanged()
+	var listed sync.WaitGroup
+	for _, u := range start {
+		if u.tenantKey == "" {
+			listed.Add(1)
+			u.firstRound = sync.OnceFunc(listed.Done)
+		}
+	}
+	go func() {
+		done := make(chan struct{})
+		go func() {
+			listed.Wait()
+			close(done)
+		}()
+		t := time.NewTimer(g.startWindow)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+		}
+		release()
+	}()
 	for _, u := range stop {
 		// A server kept under its names restarts; its tools are only
 		// unavailable meanwhile.
@@ -106,4 +133,5 @@ func (g *Gateway) stopUpstream(u *upstream, gone bool) {
 		<-u.done
 	}
 	g.withdraw(u, gone)
+	u.announce() // a round waiting for it waits no more
 }

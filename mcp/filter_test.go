@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Filter hides items from some callers: left out of every list and
@@ -123,4 +124,27 @@ func TestMethodsListsExtensions(t *testing.T) {
 	if !slices.IsSorted(m) {
 		t.Errorf("Methods() not sorted: %v", m)
 	}
+}
+
+// HoldListChanged holds the list_changed notifications back and sends
+// one per kind when released; holds nest.
+func TestHoldListChanged(t *testing.T) {
+	s := NewServer(nil, &ServerOptions{HasTools: true})
+	p := startPeer(t, s, nil)
+	p.initialize("2025-11-25", "")
+	outer := s.HoldListChanged()
+	inner := s.HoldListChanged()
+	obj := map[string]any{"type": "object"}
+	for _, n := range []string{"a", "b", "c"} {
+		s.AddTool(&Tool{Name: n, InputSchema: obj}, func(context.Context, *CallToolRequest) (*CallToolResult, error) { return TextResult("x"), nil })
+		time.Sleep(2 * listChangedDelay) // each would be its own notification
+	}
+	inner()
+	inner() // twice is once
+	p.expectQuiet()
+	outer()
+	if m := p.recv(); m.Method != "notifications/tools/list_changed" {
+		t.Fatalf("after the release: %s", m.Raw)
+	}
+	p.expectQuiet()
 }

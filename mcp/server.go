@@ -152,6 +152,8 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[*ServerSession]struct{}
 	changes  map[string]*time.Timer // pending list_changed notifications by method
+	holds    int                    // HoldListChanged calls not yet released
+	held     map[string]bool        // list_changed methods held back
 	// listeners are the open subscriptions/listen requests.
 	listeners map[*listener]struct{}
 }
@@ -268,6 +270,47 @@ const listChangedDelay = 10 * time.Millisecond
 func (s *Server) changed(method string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.sessions) == 0 && len(s.listeners) == 0 {
+		return
+	}
+	if s.holds > 0 {
+		if s.held == nil {
+			s.held = map[string]bool{}
+		}
+		s.held[method] = true
+		return
+	}
+	s.changedLocked(method)
+}
+
+// HoldListChanged holds back the list_changed notifications of the
+// registry changes to come, until the function it returns is called:
+// then each kind that changed is notified once. For changes that come in
+// a group over a while (a gateway's reload, whose servers are listed
+// again one by one), so that clients list again once, not once a
+// server. Holds nest; the last release sends.
+func (s *Server) HoldListChanged() (release func()) {
+	s.mu.Lock()
+	s.holds++
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.holds--; s.holds > 0 {
+				return
+			}
+			for m := range s.held {
+				s.changedLocked(m)
+			}
+			s.held = nil
+		})
+	}
+}
+
+// changedLocked schedules the notification of method (s.mu held).
+func (s *Server) changedLocked(method string) {
 	if len(s.sessions) == 0 && len(s.listeners) == 0 {
 		return
 	}
