@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -104,6 +106,55 @@ func (e *HTTPError) Unwrap() error {
 	return nil
 }
 
+// RetryAfter is how long the server asked the client to wait before its
+// next request, read from the answer's Retry-After header (seconds, or
+// an HTTP date); zero when it sent none, or one that cannot be read or
+// has passed. A 429 (Too Many Requests) often carries it, and a 503.
+func (e *HTTPError) RetryAfter() time.Duration {
+	v := strings.TrimSpace(e.Header.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if s <= 0 {
+			return 0
+		}
+		// Beyond any sane wait, and beyond what a Duration holds.
+		return time.Duration(min(s, maxRetryAfter)) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return 0
+}
+
+// maxRetryAfter caps, in seconds, the Retry-After that RetryAfter
+// reports: a year.
+const maxRetryAfter = 365 * 24 * 3600
+
+// RequestError is a request that got no HTTP answer: the connection to
+// the server could not be made, or it failed or was closed before the
+// answer's status came. Whether the server received the request is then
+// unknown, unless NotSent.
+type RequestError struct {
+	// Method is the HTTP method of the request: POST, GET or DELETE.
+	Method string
+	// NotSent reports that the request certainly did not reach the
+	// server: the connection could not be made (refused, unreachable, a
+	// name that does not resolve), so sending it again cannot run it
+	// twice.
+	NotSent bool
+	// Err is the cause, as the HTTP client reported it.
+	Err error
+
+	msg string
+}
+
+func (e *RequestError) Error() string { return e.msg }
+
+// Unwrap returns the cause.
+func (e *RequestError) Unwrap() error { return e.Err }
+
 // requestError explains why a request got no answer at all.
 func requestError(method, u string, err error) error {
 	var ue *url.Error
@@ -115,14 +166,19 @@ func requestError(method, u string, err error) error {
 		return errClosed
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("mcphttp: %s %s: %w", method, u, err)
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("mcphttp: %s %s: the server closed the connection without answering: %w", method, u, err)
 	}
+	re := &RequestError{Method: method, Err: err}
 	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		return fmt.Errorf("mcphttp: %s %s: the server could not be reached: %w", method, u, err)
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		re.msg = fmt.Sprintf("mcphttp: %s %s: the server closed the connection without answering: %v", method, u, err)
+	case errors.As(err, &op) && op.Op == "dial":
+		re.NotSent = true
+		re.msg = fmt.Sprintf("mcphttp: %s %s: the server could not be reached: %v", method, u, err)
+	default:
+		re.msg = fmt.Sprintf("mcphttp: %s %s: the request failed: %v", method, u, err)
 	}
-	return fmt.Errorf("mcphttp: %s %s: the request failed: %w", method, u, err)
+	return re
 }
 
 func clientTruncate(s string, n int) string {
