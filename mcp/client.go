@@ -81,6 +81,12 @@ type ClientOptions struct {
 	// whose Transport cannot name them (ServerKeyer) are connected again
 	// as usual.
 	OneConnectionPerConnect bool
+	// Bare says whether the server may be a bare tool server, one that
+	// answers tools/list and tools/call but not initialize: by default
+	// (BareDetect) a server that answers initialize with -32601 and then
+	// answers tools/list is one. A bare session sends no notifications and
+	// offers tools only; see ClientSession.Bare.
+	Bare BareMode
 	// MaxServerRequests bounds the server's requests (sampling,
 	// elicitation, roots) that the handlers run at once; past it a
 	// request is refused at once, so a server cannot make the client
@@ -190,7 +196,8 @@ func (c *Client) capabilities() ClientCapabilities {
 	return caps
 }
 
-// Connect opens a connection with t and runs the initialize handshake.
+// Connect opens a connection with t and runs the initialize handshake
+// (none with a bare tool server: see ClientOptions.Bare).
 // The session lasts until Close, the server ending the connection, or a
 // fatal transport error; ctx bounds only the handshake.
 func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, error) {
@@ -199,6 +206,10 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 		return nil, err
 	}
 	cs := newClientSession(c, conn)
+	if c.opts.Bare == BareAlways {
+		cs.becomeBare(false)
+		return cs, nil
+	}
 	key := ""
 	if k, ok := t.(ServerKeyer); ok {
 		key = k.ServerKey()
@@ -207,7 +218,7 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 	if c.probe && key != "" && knownLegacy {
 		// Known to be legacy: straight to initialize; should it fail, the
 		// next connection probes again.
-		if err := cs.initialize(ctx); err != nil {
+		if err := cs.handshake(ctx); err != nil {
 			if !errors.Is(err, ErrConnectionClosed) {
 				// Not a legacy server after all: probe it next time. One
 				// that died is still taken for legacy, so that retrying
@@ -236,7 +247,7 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 				return nil, fmt.Errorf("mcp: reconnecting after the server closed the connection on the server/discover probe: %w", err)
 			}
 			cs = newClientSession(c, conn)
-			if err := cs.initialize(ctx); err != nil {
+			if err := cs.handshake(ctx); err != nil {
 				cs.Close()
 				return nil, fmt.Errorf("%w; before that, %w, so it may speak only older revisions: pinning the revision (%s) asks it initialize first", err, ErrProbeClosed, LatestVersion)
 			}
@@ -253,7 +264,7 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 			c.legacy.Store(key, true)
 		}
 	}
-	if err := cs.initialize(ctx); err != nil {
+	if err := cs.handshake(ctx); err != nil {
 		cs.Close()
 		return nil, err
 	}
@@ -324,6 +335,7 @@ type ClientSession struct {
 	init   *InitializeResult
 	rev    revision
 	modern bool          // 2026-07-28: every request carries _meta
+	bare   bool          // a bare tool server: no lifecycle, no notifications
 	acked  chan struct{} // closed when the listen request is acknowledged
 	// subs are the 2026-07-28 resource subscriptions, by URI, and
 	// listenAcks their requests waiting for acknowledgement, by raw id.
@@ -380,7 +392,8 @@ func (cs *ClientSession) InitializeResult() *InitializeResult {
 	return cs.init
 }
 
-// ProtocolVersion returns the negotiated revision.
+// ProtocolVersion returns the negotiated revision, or "" for a bare
+// session.
 func (cs *ClientSession) ProtocolVersion() string {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
@@ -835,6 +848,11 @@ func (cs *ClientSession) write(ctx context.Context, msg []byte) error {
 }
 
 func (cs *ClientSession) notify(ctx context.Context, method string, params any) error {
+	if cs.Bare() {
+		// A bare server reads every line as a request, and would answer
+		// a notification with an error the client cannot place.
+		return nil
+	}
 	var p []byte
 	if params != nil {
 		var err error

@@ -61,7 +61,12 @@ func (cs *ClientSession) request(ctx context.Context, method string, params, res
 }
 
 // Ping checks that the server answers.
+// A bare session is checked with tools/list, the one request such a
+// server is known to answer.
 func (cs *ClientSession) Ping(ctx context.Context) error {
+	if cs.Bare() {
+		return cs.pingBare(ctx)
+	}
 	if cs.isModern() {
 		// 2026-07-28 has no ping; discovery is the cheapest request.
 		return cs.call(ctx, methodServerDiscover, nil, nil, false)
@@ -71,6 +76,9 @@ func (cs *ClientSession) Ping(ctx context.Context) error {
 
 // ListTools returns one page of the server's tools.
 func (cs *ClientSession) ListTools(ctx context.Context, p *PaginatedParams) (*ListToolsResult, error) {
+	if cs.Bare() {
+		return cs.listToolsBare(ctx, p)
+	}
 	var res ListToolsResult
 	if err := cs.request(ctx, methodToolsList, p, &res); err != nil {
 		return nil, err
@@ -136,6 +144,9 @@ func (cs *ClientSession) CallTool(ctx context.Context, name string, args any) (*
 
 // CallToolParams is CallTool with the params spelled out (to set _meta).
 func (cs *ClientSession) CallToolParams(ctx context.Context, p *CallToolParams) (*CallToolResult, error) {
+	if cs.Bare() {
+		return cs.callToolBare(ctx, p)
+	}
 	var res CallToolResult
 	if !cs.isModern() {
 		if err := cs.request(ctx, methodToolsCall, p, &res); err != nil {
