@@ -12,6 +12,7 @@ type format struct {
 	digit  bool // the body holds a digit (for prefixes that prose could start)
 	dots   int  // the body holds at least this many dots (a JWT's three parts)
 	whole  bool // hide the prefix too
+	pair   bool // a ':' and a secret may follow, hidden with the key (Twilio's SK...:secret)
 }
 
 type charset [256]bool
@@ -43,6 +44,7 @@ var (
 	dash    = chars("-")
 	path    = chars("/-_")
 	hexLow  = only("0123456789abcdef")
+	hex     = only("0123456789abcdefABCDEF")
 	upperID = only("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 )
 
@@ -96,6 +98,12 @@ var keyFormats = [...]format{
 	{prefix: "ntn_", body: alnums, min: 30},     // Notion
 	{prefix: "dapi", body: hexLow, min: 32},     // Databricks
 	{prefix: "AGE-SECRET-KEY-1", body: upperID, min: 40},
+	{prefix: "sbp_", body: alnums, min: 30},                      // Supabase personal access token
+	{prefix: "napi_", body: alnums, min: 40},                     // Neon; Node's napi_ functions have a '_' within 40 bytes
+	{prefix: "figd_", body: b64url, min: 20},                     // Figma
+	{prefix: "sntrys_", body: b64url, min: 20},                   // Sentry organization token
+	{prefix: "sntryu_", body: alnums, min: 32},                   // Sentry user token
+	{prefix: "SK", body: hex, min: 32, exact: true, pair: true},  // Twilio API key SID, and its secret after ':'
 	{prefix: "eyJ", body: b64dot, min: 10, dots: 2, whole: true}, // JWT: base64url of {"
 }
 
@@ -184,6 +192,10 @@ func (f *format) match(s string, b int) (int, bool) {
 		return e, false
 	case f.exact && e < len(s) && alnum(s[e]):
 		return e, false
+	}
+	if f.pair && e+1 < len(s) && s[e] == ':' && b64url[s[e+1]] {
+		for e++; e < len(s) && b64url[s[e]]; e++ {
+		}
 	}
 	return e, true
 }

@@ -5,8 +5,10 @@
 // JWT, a PEM private key) wherever they appear.
 //
 // [Name] decides whether a name is secret, [Flag] whether a
-// command-line flag is. [String] hides the secrets in
-// free text: a command line, an error message, a URL, a header. [Value]
+// command-line flag is, [Token] whether a whole value reads as a
+// credential by itself. [String] hides the secrets in
+// free text: a command line, an error message, a URL, a header. [Args]
+// hides them in a command's argument list. [Value]
 // does both over decoded JSON and [JSON] over JSON text; [Handler] wraps
 // a [log/slog.Handler] so that every record is redacted before it is
 // written. Each secret becomes [Marker]; the text around it (a username,
@@ -49,12 +51,16 @@ const Marker = "[redacted]"
 //     bearer token", "basic usage");
 //   - the password in a URL (postgres://user:[redacted]@host);
 //   - the password in curl -u user:password;
+//   - the value after -t or -k when it reads as a credential (see
+//     [Args]);
 //   - the body of a well-known key, keeping its prefix (ghp_[redacted]):
 //     OpenAI and Anthropic sk-, GitHub ghp_ gho_ ghu_ ghs_ ghr_
 //     github_pat_, GitLab glpat- and others, Slack xox?- and webhook
 //     URLs, Stripe sk_ and rk_ (live and test) and whsec_, AWS AKIA and
 //     ASIA key ids, Google AIza, ya29. and GOCSPX-, npm_, hf_, SendGrid
-//     SG., PyPI, DigitalOcean, Shopify, Linear, Notion, Databricks, age;
+//     SG., PyPI, DigitalOcean, Shopify, Linear, Notion, Databricks, age,
+//     Supabase sbp_, Neon napi_, Figma figd_, Sentry sntrys_ and
+//     sntryu_, and Twilio's API key SK... with the :secret after it;
 //   - a whole JWT (eyJ... with two dots);
 //   - the body of a PEM private key block (the BEGIN and END lines
 //     stay; a block cut short is hidden to the end of s).

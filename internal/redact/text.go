@@ -25,6 +25,8 @@ func pairs(s string, out []span) []span {
 				out, next = curlUser(s, v, out)
 			} else if secretKey(s, i, j) {
 				out, next = pairValue(s, v, s[i:j], out)
+			} else if shortFlag(s[i:j]) && v > j && s[j] != '=' {
+				out, next = shortFlagValue(s, v, out)
 			}
 		}
 		i = max(next, j)
@@ -223,6 +225,16 @@ func isScheme(w string) bool {
 		}
 	}
 	return false
+}
+
+// shortFlagValue hides the value after -t or -k when it reads as a
+// credential (see Args).
+func shortFlagValue(s string, v int, out []span) ([]span, int) {
+	e := unquotedEnd(s, v, false)
+	if !shortValue(s[v:e]) {
+		return out, v // the value may be a name itself (-t -k X)
+	}
+	return append(out, span{v, e}), e
 }
 
 // userFlag reports whether name is curl's flag for user:password.
