@@ -13,7 +13,9 @@ type interpProblem struct {
 // interpolate expands ${VAR} and ${VAR:-default} (the default when VAR
 // is unset or empty, as in the shell) and turns $$ into $. A '$' before
 // anything else is kept, so most strings written for Claude Desktop mean
-// the same here. VS Code's ${env:VAR} is ${VAR}. shown is the result
+// the same here. VS Code's ${env:VAR} is ${VAR}. The per-instance
+// variables (${MCPGATE_INSTANCE_DIR}, ${MCPGATE_INSTANCE_ID}) are kept as
+// they are, for the gateway to expand. shown is the result
 // with each substituted part replaced by Redaction.
 func interpolate(s string, env func(string) (string, bool)) (out, shown string, probs []interpProblem) {
 	var o, sh strings.Builder
@@ -53,6 +55,13 @@ func interpolate(s string, env func(string) (string, bool)) (out, shown string, 
 		if n, ok := strings.CutPrefix(name, "input:"); ok {
 			probs = append(probs, interpProblem{msg: fmt.Sprintf("${input:%s} is a VS Code prompt, which mcpgate cannot show", n),
 				hint: "set an environment variable and write ${NAME} instead"})
+			continue
+		}
+		if instanceVar(name) {
+			// Each instance of the server has its own: the gateway
+			// expands it when it starts one (ForInstance).
+			o.WriteString("${" + name + "}")
+			sh.WriteString("${" + name + "}")
 			continue
 		}
 		if !validVarName(name) {

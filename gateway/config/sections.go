@@ -178,6 +178,9 @@ func (d *decoder) optionFields(o *ServerOptions) []field {
 		{"maxListBytes", func(v *yaml.Node, p []string) { o.MaxListBytes = d.integer(v, p) }},
 		{"pins", func(v *yaml.Node, p []string) { o.Pins = d.str(v, p) }},
 		{"required", func(v *yaml.Node, p []string) { o.Required = d.boolean(v, p) }},
+		{"instances", func(v *yaml.Node, p []string) { o.Instances = d.str(v, p) }},
+		{"maxInstances", func(v *yaml.Node, p []string) { o.MaxInstances = d.integer(v, p) }},
+		{"maxInstancesPerPrincipal", func(v *yaml.Node, p []string) { o.MaxInstancesPerPrincipal = d.integer(v, p) }},
 	}
 }
 

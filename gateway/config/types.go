@@ -139,6 +139,28 @@ type ServerOptions struct {
 	// pinned definition and refuse calls until the change is approved)
 	// or "approve" (withhold the tool until the change is approved).
 	Pins string `json:"pins,omitempty"`
+	// Instances is how many processes (for a URL, upstream sessions) of
+	// the server serve its callers: "shared" (one for all), "tenant"
+	// (one for each tenant, with its credentials if it has any; needs
+	// tenants) or "session" (one for each client session, started by the
+	// session's first request to the server and stopped when the session
+	// ends, or when unused for idleTimeout, 10m if that is unset; a stdio
+	// gateway's client is one session, and a client without sessions,
+	// 2026-07-28 or stateless HTTP, gets one for each request). A session
+	// server is listed by an instance of its own (a lazy one stops once
+	// listed). Write ${MCPGATE_INSTANCE_DIR} (a private directory made
+	// for the instance, removed when it stops) or ${MCPGATE_INSTANCE_ID}
+	// in args, env or cwd to give each instance its own state. Default
+	// "shared".
+	Instances string `json:"instances,omitempty"`
+	// MaxInstances bounds a session server's running instances; a
+	// request that would start one more is refused with -32015. Default
+	// 16.
+	MaxInstances int `json:"maxInstances,omitempty"`
+	// MaxInstancesPerPrincipal bounds a session server's instances for
+	// one caller (its sessions together; anonymous callers are one
+	// caller); past it the caller is refused with -32015. Default 4.
+	MaxInstancesPerPrincipal int `json:"maxInstancesPerPrincipal,omitempty"`
 }
 
 // ClientFeatures grant a server the client's features: nil means unset.

@@ -120,6 +120,7 @@ func (c *Config) validate() Errors {
 		v.tools(&s.Tools, name, sep, p)
 	}
 	v.ambiguousNames(c, sep)
+	v.instances(c)
 	return v.errs
 }
 
@@ -332,6 +333,7 @@ func (v *checker) options(o *ServerOptions, p ...string) {
 		v.errorf(at("maxListBytes"), "use a positive number of bytes, or leave it out for the default of 64 MiB", "maxListBytes is negative")
 	}
 	v.pins(o.Pins, at("pins"))
+	v.instanceOptions(o, at)
 }
 
 func (v *checker) pins(policy string, pos Pos) {
@@ -406,6 +408,9 @@ func (c *Config) ApplyDefaults() {
 		o.MaxListBytes = cmp.Or(o.MaxListBytes, d.MaxListBytes, DefaultMaxListBytes)
 		o.Pins = cmp.Or(o.Pins, d.Pins, PinsWarn)
 		o.Required = o.Required || d.Required
+		o.Instances = cmp.Or(o.Instances, d.Instances)
+		o.MaxInstances = cmp.Or(o.MaxInstances, d.MaxInstances)
+		o.MaxInstancesPerPrincipal = cmp.Or(o.MaxInstancesPerPrincipal, d.MaxInstancesPerPrincipal)
 	}
 }
 
