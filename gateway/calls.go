@@ -47,11 +47,14 @@ func (u *upstream) do(ctx context.Context, req *mcp.Request, f func(ctx context.
 	defer u.untrack(ac)
 	t0 := time.Now()
 	err = f(context.WithValue(ctx, downstreamKey{}, ac), cs)
-	out := upstreamError(u.cfg.Name, ctx, err)
+	out := u.callError(ctx, cs, err)
 	u.stats.record(time.Since(t0), out != nil)
 	var rpcErr *jsonrpc.Error
 	failed := out != nil && errors.As(out, &rpcErr) && rpcErr.Code >= CodeUpstreamFailed && rpcErr.Code <= CodeUpstreamUnavailable
 	u.breaker.record(!failed)
+	if failed && rpcErr.Code == CodeUpstreamTimeout && errors.Is(context.Cause(ctx), errCallTimeout) {
+		u.noteTimeout(out)
+	}
 	if failed && rpcErr.Code == CodeUpstreamFailed && ctx.Err() == nil {
 		// The hop itself failed (refused, reset, closed): the supervisor
 		// checks the upstream now rather than at its next health check.
@@ -61,6 +64,16 @@ func (u *upstream) do(ctx context.Context, req *mcp.Request, f func(ctx context.
 		}
 	}
 	return out
+}
+
+// callError is the error the downstream client gets for what a call
+// through cs returned (upstreamError), but for the calls of a server
+// killed for not answering (stillAnswers), which timed out in effect.
+func (u *upstream) callError(ctx context.Context, cs *mcp.ClientSession, err error) error {
+	if err != nil && ctx.Err() == nil && u.killedHung(cs) {
+		return errStoppedAnswering(u.cfg.Name)
+	}
+	return upstreamError(u.cfg.Name, ctx, err)
 }
 
 // track records a downstream request in flight to this upstream.

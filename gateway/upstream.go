@@ -113,6 +113,12 @@ type upstream struct {
 	// hopFailed tells the supervisor that a call could not reach the
 	// upstream (do), so it probes at once.
 	hopFailed chan error
+	// timedOut tells the supervisor that a call ran out of its time, so
+	// it checks that the upstream still answers (supervise.go).
+	timedOut chan error
+	// hung is the last session closed because its server stopped
+	// answering (mu): its calls fail as timed out, not as broken.
+	hung *mcp.ClientSession
 
 	// firstRound, set by Start, tells the gateway that the upstream's
 	// first connection was listed or failed (nil after a reload).
@@ -132,7 +138,7 @@ func newUpstream(g *Gateway, cfg *config.Server) *upstream {
 	return &upstream{
 		g: g, cfg: cfg, logger: upstreamLogger(g.logger, cfg.Name),
 		slots: make(chan struct{}, n), state: StateStarting, since: time.Now(), ready: make(chan struct{}),
-		wake: make(chan struct{}, 1), retry: make(chan struct{}, 1), refused: make(chan error, 1), hopFailed: make(chan error, 1), done: make(chan struct{}),
+		wake: make(chan struct{}, 1), retry: make(chan struct{}, 1), refused: make(chan error, 1), hopFailed: make(chan error, 1), timedOut: make(chan error, 1), done: make(chan struct{}),
 	}
 }
 
@@ -451,6 +457,10 @@ func (u *upstream) connect(ctx context.Context, park bool) (*mcp.ClientSession, 
 	default:
 	}
 	select {
+	case <-u.timedOut: // likewise
+	default:
+	}
+	select {
 	case <-u.retry: // asked while it was not failing
 	default:
 	}
@@ -572,6 +582,10 @@ func (u *upstream) serve(ctx context.Context, cs *mcp.ClientSession) (idle bool,
 		case err := <-u.refused:
 			cs.Close()
 			return false, err
+		case err := <-u.timedOut:
+			if !u.stillAnswers(ctx, cs, err) {
+				return false, nil
+			}
 		case err := <-u.hopFailed:
 			// A call could not reach the upstream: degraded at once, and
 			// down (its tools withdrawn, reconnected with backoff) unless

@@ -37,6 +37,10 @@ func TestMain(m *testing.M) {
 		runHostile(mode)
 		os.Exit(0)
 	}
+	if os.Getenv(stuckEnv) != "" {
+		runStuck()
+		os.Exit(0)
+	}
 	if name := os.Getenv(upstreamEnv); name != "" {
 		fmt.Fprintln(os.Stderr, "upstream started pid", os.Getpid())
 		testUpstream(name).ServeStdio(context.Background(), nil)

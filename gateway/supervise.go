@@ -1,0 +1,92 @@
+package gateway
+
+// Supervision of an upstream's failures by class. Each class has its own
+// remedy, because the wrong one makes things worse: restarting a server
+// that is only slow loses the work of its other calls, retrying a refused
+// credential may lock the account, and calling a rate-limited server
+// again only extends its limit.
+//
+//   - A stdio server that stops answering (a call times out, and so does
+//     a ping sent after it) is killed, its whole process group, and
+//     started again; the calls waiting on it fail at once with
+//     CodeUpstreamTimeout instead of each waiting out its timeout.
+//
+// The upstream's run goroutine (upstream.go) acts on what calls (do, in
+// calls.go) tell it here.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// probeTimeout bounds the ping that tells a server that is slow from one
+// that stopped answering: a ping costs a live server nothing, so a few
+// seconds without an answer mean it is not reading at all.
+func (u *upstream) probeTimeout() time.Duration {
+	return min(u.timeout(), 5*time.Second)
+}
+
+// restartable reports whether the gateway can end this upstream and
+// start it again itself: a server it runs as a subprocess.
+func (u *upstream) restartable() bool { return u.cfg.Command != "" && u.local == nil }
+
+// noteTimeout tells the supervisor that a call ran out of the upstream's
+// timeout, so that it checks whether the server still answers.
+func (u *upstream) noteTimeout(err error) {
+	if !u.restartable() {
+		return
+	}
+	select {
+	case u.timedOut <- err:
+	default: // told already
+	}
+}
+
+// stillAnswers checks, after a call timed out, that the session's server
+// answers a ping. One that does is only slow on that call and stays up.
+// One that does not has stopped answering: the session is closed, which
+// fails its waiting calls at once (with CodeUpstreamTimeout, see
+// callError) and ends the server's whole process group, and the upstream
+// is marked starting again, its tools kept listed, for run to restart it.
+func (u *upstream) stillAnswers(ctx context.Context, cs *mcp.ClientSession, timedOut error) bool {
+	pctx, cancel := context.WithTimeout(ctx, u.probeTimeout())
+	perr := cs.Ping(pctx)
+	cancel()
+	if perr == nil || ctx.Err() != nil {
+		if perr == nil {
+			u.logger.Info("gateway: a call timed out, but the upstream answers a ping; keeping it", "call", timedOut)
+		}
+		return true
+	}
+	err := fmt.Errorf("the server stopped answering (a call got no answer within %s, nor did a ping within %s); it was killed and is being restarted",
+		u.timeout(), u.probeTimeout())
+	u.logger.Warn("gateway: upstream stopped answering; killing it and starting it again", "call", timedOut, "ping", perr)
+	u.mu.Lock()
+	u.hung, u.cs, u.lastErr = cs, nil, err
+	u.setStateLocked(StateStarting)
+	u.mu.Unlock()
+	// Close ends the session first, failing the calls that wait on it,
+	// then runs the stop sequence on the process group: stdin closed,
+	// SIGTERM, SIGKILL.
+	cs.Close()
+	return false
+}
+
+// killedHung reports whether cs is a session closed because its server
+// stopped answering.
+func (u *upstream) killedHung(cs *mcp.ClientSession) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return cs != nil && u.hung == cs
+}
+
+// errStoppedAnswering is the error of the calls that were waiting on a
+// server killed for not answering.
+func errStoppedAnswering(server string) *jsonrpc.Error {
+	return jsonrpc.Errorf(CodeUpstreamTimeout, "Upstream %q stopped answering (a call timed out and so did a ping); it was killed and is being restarted. Whether the call ran is unknown: retry it in a few seconds if that is safe",
+		server).WithData(map[string]any{"server": server})
+}

@@ -1,0 +1,116 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpgate/mcpgate/gateway/config"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// stuckEnv, set, makes the test binary serve runStuck's server over
+// stdio (see TestMain).
+const stuckEnv = "MCPGATE_TEST_STUCK"
+
+// runStuck serves a server that can be made to stop answering: its tool
+// freeze stops the whole process (SIGSTOP), as a server stuck in a loop
+// or a deadlock stops reading; job runs only as a task, and waits. It
+// first starts a child in its process group, as npx starts node, which
+// ignores SIGTERM.
+func runStuck() {
+	child := exec.Command(os.Args[0])
+	child.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, stuckEnv+"=") })
+	child.Env = append(child.Env, hostileEnv+"=sleeper")
+	if err := child.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "could not start the child:", err)
+		os.Exit(1)
+	}
+	fmt.Fprintf(os.Stderr, "stuck server pid %d child %d\n", os.Getpid(), child.Process.Pid)
+	s := mcp.NewServer(&mcp.Implementation{Name: "stuck", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "freeze", Description: "Stops the server's process"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		fmt.Fprintln(os.Stderr, "freezing")
+		syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+		return mcp.TextResult("thawed"), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "job", Description: "Runs as a task until cancelled", Execution: &mcp.ToolExecution{TaskSupport: mcp.TaskSupportRequired}}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		fmt.Fprintln(os.Stderr, "job waiting")
+		<-ctx.Done()
+		return nil, nil, ctx.Err()
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Its process id"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		return mcp.TextResult(strconv.Itoa(os.Getpid())), nil, nil
+	})
+	s.ServeStdio(context.Background(), nil)
+}
+
+// gone reports whether pid has exited (or waits to be reaped).
+func gone(pid int) bool { return syscall.Kill(pid, 0) != nil || isZombie(pid) }
+
+// Issue 21: a stdio server that stops answering (a call times out, and
+// a ping after it too) is killed, its process group with it, and started
+// again; a call still waiting on it fails at once with the timeout's
+// code and says why. The waiting call here is a task of the upstream's,
+// which no timeout bounds: without the kill it would wait for ever.
+func TestHungStdioServerIsKilledAndRestarted(t *testing.T) {
+	var logs logBuffer
+	stuck := &configServer{Name: "stuck", Command: os.Args[0], Env: map[string]string{stuckEnv: "1"},
+		ServerOptions: config.ServerOptions{ProtocolVersion: "2025-11-25", Start: "eager", Timeout: config.Duration(time.Second)}}
+	g, cs := startGateway(t, &logs, &mcp.ClientOptions{ProtocolVersion: "2025-11-25"}, stuck)
+	m := regexp.MustCompile(`stuck server pid (\d+) child (\d+)`).FindStringSubmatch(logs.String())
+	if m == nil {
+		t.Fatalf("no pids in the log:\n%s", logs.String())
+	}
+	pid, _ := strconv.Atoi(m[1])
+	child, _ := strconv.Atoi(m[2])
+
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor) // a bound on a hang
+	defer cancel()
+	waiting := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, "stuck_job", nil)
+		waiting <- err
+	}()
+	waitUntil(t, func() bool { return strings.Contains(logs.String(), "job waiting") }, "the job to run")
+	if _, err := cs.CallTool(ctx, "stuck_freeze", nil); rpcCode(err) != CodeUpstreamTimeout {
+		t.Fatalf("the call that froze the server: %v, want code %d", err, CodeUpstreamTimeout)
+	}
+	err := <-waiting
+	if rpcCode(err) != CodeUpstreamTimeout || !strings.Contains(err.Error(), "stopped answering") {
+		t.Fatalf("the call waiting on the frozen server: %v, want code %d saying it stopped answering", err, CodeUpstreamTimeout)
+	}
+	waitUntil(t, func() bool { return gone(pid) && gone(child) }, "the server %d and its child %d to be killed", pid, child)
+	waitUntil(t, func() bool { st := stateOf(g, "stuck"); return st.State == StateReady && st.Restarts == 1 }, "the server to be started again")
+	if got := callText(t, cs, "stuck_pid", nil); got == strconv.Itoa(pid) {
+		t.Errorf("the frozen process %s answered after the restart", got)
+	}
+}
+
+// Issue 21: a server that is slow on one call but answers a ping is not
+// killed: the call times out, the server stays.
+func TestSlowServerThatAnswersIsKept(t *testing.T) {
+	var logs logBuffer
+	alpha := stdioServer("alpha")
+	alpha.Start = "eager"
+	alpha.Timeout = config.Duration(500 * time.Millisecond)
+	g, cs := startGateway(t, &logs, &mcp.ClientOptions{ProtocolVersion: "2025-11-25"}, alpha)
+	pid := callText(t, cs, "alpha_pid", nil)
+	if _, err := cs.CallTool(context.Background(), "alpha_slow", nil); rpcCode(err) != CodeUpstreamTimeout {
+		t.Fatalf("the slow call: %v, want code %d", err, CodeUpstreamTimeout)
+	}
+	waitUntil(t, func() bool { return strings.Contains(logs.String(), "answers a ping; keeping it") }, "the server to be checked")
+	if st := stateOf(g, "alpha"); st.Restarts != 0 || st.State != StateReady {
+		t.Errorf("the slow server after the check: %+v", st)
+	}
+	if got := callText(t, cs, "alpha_pid", nil); got != pid {
+		t.Errorf("another process (%s, was %s) answers: the slow server was restarted", got, pid)
+	}
+}
