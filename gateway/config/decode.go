@@ -8,19 +8,23 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/redact"
 	"go.yaml.in/yaml/v3"
 )
 
 // source remembers, by path (keys joined by NUL), where each key and value
 // stood in the file, which values failed to decode (so that validation
 // does not pile a second error on them), and which strings came from
-// interpolation (mapped to their redacted form).
+// interpolation: mapped to their form in messages (interp: every
+// substituted part hidden) and in Redacted (plain: only the parts that
+// read as secrets hidden).
 type source struct {
 	file   string
 	val    map[string]Pos
 	key    map[string]Pos
 	bad    map[string]bool
 	interp map[string]string
+	plain  map[string]string
 }
 
 func pathKey(p []string) string { return strings.Join(p, "\x00") }
@@ -41,6 +45,12 @@ func (s *source) at(p ...string) Pos {
 	}
 	return Pos{}
 }
+
+// At is where the value at path stands in the file c was read from
+// (keys from the top, servers under "mcpServers": "mcpServers", NAME,
+// "start"), or the place of its nearest ancestor that the file has; the
+// zero Pos for a Config not read from a file.
+func (c *Config) At(path ...string) Pos { return c.src.at(path...) }
 
 // keyAt is where the key of p is: errors about an entry as a whole point
 // at its name.
@@ -98,7 +108,7 @@ type decoder struct {
 func newDecoder(file string, env func(string) (string, bool)) *decoder {
 	return &decoder{
 		src: &source{file: file, val: map[string]Pos{}, key: map[string]Pos{},
-			bad: map[string]bool{}, interp: map[string]string{}},
+			bad: map[string]bool{}, interp: map[string]string{}, plain: map[string]string{}},
 		env:    env,
 		budget: maxNodes,
 	}
@@ -333,8 +343,27 @@ func (d *decoder) interp(n *yaml.Node, p []string) (s string, ok bool) {
 	}
 	if out != shown && out != "" {
 		d.src.interp[out] = shown
+		d.src.plain[out], _, _ = interpolate(n.Value, plainEnv(d.env))
 	}
 	return out, ok
+}
+
+// plainEnv is env as Redacted shows a value from it: a value is hidden
+// for what it is, not for where it came from (${SCRATCH}/sandbox is a
+// path). A variable whose name says it holds a secret (GITHUB_TOKEN,
+// API_KEY) is hidden, set or not (its default would be one too), and so
+// is a value that reads as a token whatever its variable's name.
+func plainEnv(env func(string) (string, bool)) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		if redact.Name(name) {
+			return Redaction, true
+		}
+		v, ok := env(name)
+		if redact.Token(v) {
+			return Redaction, true
+		}
+		return v, ok
+	}
 }
 
 func (d *decoder) boolean(n *yaml.Node, p []string) bool {

@@ -3,7 +3,6 @@ package config
 import (
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/mcpgate/mcpgate/internal/redact"
 )
@@ -14,16 +13,21 @@ const Redaction = redact.Marker
 
 // Redacted returns a copy of c that is safe to print or log: env and
 // header values, bearerToken and clientSecret are Redaction, and so is
-// every part of a string that came from ${VAR} interpolation. Beyond
-// those guarantees it hides what looks like a credential, by the rules
-// of internal/redact: the value of a flag such as --api-key or --pwd,
-// and in a command, an argument or a URL, passwords, secret-named
-// query parameters and well-known key shapes. Warnings are copied as
-// they are: they never hold values.
+// every part of a string that came from a ${VAR} whose name says it
+// holds a secret (GITHUB_TOKEN, API_KEY, DB_PASSWORD) or whose value
+// reads as a token. Other interpolated parts show, as what they are:
+// ${SCRATCH}/sandbox is a path. Beyond those guarantees it hides what
+// looks like a credential, by the rules of internal/redact: in the
+// arguments (redact.Args) the value of a flag such as --api-key, a value
+// after -t or -k that reads as a credential, and tokens; and in a
+// command, an argument or a URL, passwords, secret-named query
+// parameters and well-known key shapes. Warnings are copied as they
+// are: they never hold values (their messages hide every interpolated
+// part).
 func (c *Config) Redacted() *Config {
 	r := *c
-	r.Listen = c.hide(c.Listen)
-	r.Builtins.TasksDB = c.hide(c.Builtins.TasksDB)
+	r.Listen = c.show(c.Listen)
+	r.Builtins.TasksDB = c.show(c.Builtins.TasksDB)
 	r.Warnings = slices.Clone(c.Warnings)
 	r.Servers = make(map[string]*Server, len(c.Servers))
 	for name, s := range c.Servers {
@@ -32,34 +36,34 @@ func (c *Config) Redacted() *Config {
 			continue
 		}
 		t := *s
-		t.Command = redact.String(c.hide(s.Command))
+		t.Command = redact.String(c.show(s.Command))
 		t.Args = c.redactArgs(s.Args)
 		t.Env = redactValues(s.Env)
-		t.Cwd = c.hide(s.Cwd)
-		t.URL = redactURL(c.hide(s.URL))
+		t.Cwd = c.show(s.Cwd)
+		t.URL = redactURL(c.show(s.URL))
 		t.Headers = redactValues(s.Headers)
 		if s.BearerToken != "" {
 			t.BearerToken = Redaction
 		}
 		if s.OAuth != nil {
 			o := *s.OAuth
-			o.ClientID = c.hide(o.ClientID)
+			o.ClientID = c.show(o.ClientID)
 			if o.ClientSecret != "" {
 				o.ClientSecret = Redaction
 			}
-			o.Scopes = c.hideAll(o.Scopes)
+			o.Scopes = c.showAll(o.Scopes)
 			t.OAuth = &o
 		}
 		t.Tools = ToolPolicy{
-			Allow:        c.hideAll(s.Tools.Allow),
-			Deny:         c.hideAll(s.Tools.Deny),
-			Rename:       c.hideValues(s.Tools.Rename),
-			Descriptions: c.hideValues(s.Tools.Descriptions),
+			Allow:        c.showAll(s.Tools.Allow),
+			Deny:         c.showAll(s.Tools.Deny),
+			Rename:       c.showValues(s.Tools.Rename),
+			Descriptions: c.showValues(s.Tools.Descriptions),
 		}
 		if s.Tools.Meta != nil {
 			t.Tools.Meta = make(map[string]map[string]any, len(s.Tools.Meta))
 			for k, m := range s.Tools.Meta {
-				t.Tools.Meta[k], _ = c.hideAny(m).(map[string]any)
+				t.Tools.Meta[k], _ = c.showAny(m).(map[string]any)
 			}
 		}
 		r.Servers[name] = &t
@@ -83,7 +87,7 @@ func (c *Config) Redacted() *Config {
 	}
 	if e := c.ToolSearch.Embeddings; e != nil {
 		re := *e
-		re.URL = redactURL(c.hide(e.URL))
+		re.URL = redactURL(c.show(e.URL))
 		if e.APIKey != "" {
 			re.APIKey = Redaction
 		}
@@ -102,42 +106,54 @@ func (c *Config) hide(s string) string {
 	return s
 }
 
-func (c *Config) hideAll(l []string) []string {
+// show is s as Redacted shows it: where s came from interpolation, its
+// plain form (see plainEnv) with what redact.String finds hidden; s
+// itself otherwise, as the file has it.
+func (c *Config) show(s string) string {
+	if c.src != nil {
+		if p, ok := c.src.plain[s]; ok {
+			return redact.String(p)
+		}
+	}
+	return s
+}
+
+func (c *Config) showAll(l []string) []string {
 	if l == nil {
 		return nil
 	}
 	out := make([]string, len(l))
 	for i, s := range l {
-		out[i] = c.hide(s)
+		out[i] = c.show(s)
 	}
 	return out
 }
 
-func (c *Config) hideValues(m map[string]string) map[string]string {
+func (c *Config) showValues(m map[string]string) map[string]string {
 	if m == nil {
 		return nil
 	}
 	out := maps.Clone(m)
 	for k, v := range out {
-		out[k] = c.hide(v)
+		out[k] = c.show(v)
 	}
 	return out
 }
 
-func (c *Config) hideAny(v any) any {
+func (c *Config) showAny(v any) any {
 	switch v := v.(type) {
 	case string:
-		return c.hide(v)
+		return c.show(v)
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, e := range v {
-			out[k] = c.hideAny(e)
+			out[k] = c.showAny(e)
 		}
 		return out
 	case []any:
 		out := make([]any, len(v))
 		for i, e := range v {
-			out[i] = c.hideAny(e)
+			out[i] = c.showAny(e)
 		}
 		return out
 	}
@@ -155,26 +171,15 @@ func redactValues(m map[string]string) map[string]string {
 	return out
 }
 
-// redactArgs hides interpolated parts, the value after or in a secret
-// flag (--api-key X, --api-key=X), and what redact.String finds in the
-// other arguments (postgres://u:p@h, GITHUB_TOKEN=..., ghp_...).
+// redactArgs shows interpolated parts as show does, and hides what
+// redact.Args finds: a secret flag's value (--api-key X, --api-key=X),
+// a credential after -t or -k, tokens, and what redact.String finds in
+// each argument (postgres://u:p@h, GITHUB_TOKEN=..., ghp_...).
 func (c *Config) redactArgs(args []string) []string {
 	if args == nil {
 		return nil
 	}
-	out := make([]string, len(args))
-	for i, a := range args {
-		a = c.hide(a)
-		if flag, _, ok := strings.Cut(a, "="); ok && redact.Flag(flag) {
-			a = flag + "=" + Redaction
-		} else if i > 0 && redact.Flag(args[i-1]) {
-			a = Redaction
-		} else {
-			a = redact.String(a)
-		}
-		out[i] = a
-	}
-	return out
+	return redact.Args(c.showAll(args))
 }
 
 // redactURL hides a URL's password, the values of query parameters

@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -51,6 +52,46 @@ func TestRedactedURLs(t *testing.T) {
 	} {
 		if got := redactURL(tc.in); got != tc.want {
 			t.Errorf("redactURL(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestRedactedShowsWhatAValueIs: an interpolated part is hidden for what
+// it is (a secret-named variable's value, a token, a password in a URL,
+// a key's shape, a value after a secret flag), not for coming from the
+// environment: ${SCRATCH}/sandbox is a path and shows. Messages are
+// another matter: they hide every interpolated part (TestErrors).
+func TestRedactedShowsWhatAValueIs(t *testing.T) {
+	lookup := env("SCRATCH", "/home/ada/scratch", "PORT", "8080", "MONDAY_TOKEN", "abc", "API_KEY", "k-1",
+		"RANDOM", "vT9eZIIJvjiwBS21IDfXlSms", "DB", "postgres://app:pw-1@db:5432/prod", "GH", "ghp_0123456789abcdefghij0123456789abcdef",
+		"MONDAY", "dummy-monday-token", "PLAIN", "abc", "DIR", "work")
+	for _, tc := range []struct {
+		arg, want string
+	}{
+		{"${SCRATCH}/sandbox", "/home/ada/scratch/sandbox"},
+		{"--port=${PORT}", "--port=8080"},
+		{"--dir=${SCRATCH}/${DIR}", "--dir=/home/ada/scratch/work"},
+		{"${MONDAY_TOKEN}", Redaction},
+		{"x-${MONDAY_TOKEN}-y", "x-" + Redaction + "-y"},
+		{"${API_KEY:-none}", Redaction},
+		{"${UNSET_SECRET:-dflt}", Redaction},
+		{"${RANDOM}", Redaction},
+		{"${DB}", "postgres://app:" + Redaction + "@db:5432/prod"},
+		{"${GH}", "ghp_" + Redaction},
+		{"--api-key=${PLAIN}", "--api-key=" + Redaction},
+		{"${PLAIN}", "abc"},
+	} {
+		src := `{"mcpServers": {"s": {"command": "npx", "args": ["-t", "${MONDAY}", ` + strconv.Quote(tc.arg) + `], "cwd": "${SCRATCH}"}}}`
+		c, err := Parse([]byte(src), "c.json", lookup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := c.Redacted().Servers["s"]
+		if want := []string{"-t", Redaction, tc.want}; !slices.Equal(r.Args, want) {
+			t.Errorf("Redacted args of %s\n = %q\nwant %q", tc.arg, r.Args, want)
+		}
+		if r.Cwd != "/home/ada/scratch" {
+			t.Errorf("Redacted cwd %q", r.Cwd)
 		}
 	}
 }
