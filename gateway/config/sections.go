@@ -132,6 +132,7 @@ func (d *decoder) server(v *yaml.Node, p []string) *Server {
 		{"headers", func(v *yaml.Node, p []string) { s.Headers = d.strMap(v, p) }},
 		{"bearerToken", func(v *yaml.Node, p []string) { s.BearerToken = d.str(v, p) }},
 		{"oauth", func(v *yaml.Node, p []string) { s.OAuth = d.oauth(v, p) }},
+		{"protocol", func(v *yaml.Node, p []string) { s.Protocol = d.str(v, p) }},
 		{"disabled", func(v *yaml.Node, p []string) { s.Disabled = d.boolean(v, p) }},
 		{"tools", func(v *yaml.Node, p []string) { d.tools(&s.Tools, v, p) }},
 	}

@@ -84,6 +84,14 @@ type Server struct {
 	// OAuth gets upstream tokens with the library's OAuth client.
 	OAuth *OAuth `json:"oauth,omitempty"`
 
+	// Protocol is what the server speaks: "mcp" (MCP; a server that fails
+	// initialize fails to start) or "bare" (a bare tool server: it
+	// answers tools/list and tools/call but not initialize, so none is
+	// sent; a tool's value becomes the result's structured content).
+	// Unset, it is MCP, or bare when the server answers initialize with
+	// -32601 (Method not found) and then answers tools/list.
+	Protocol string `json:"protocol,omitempty"`
+
 	// Disabled servers are kept in the file but not started.
 	Disabled bool `json:"disabled,omitempty"`
 

@@ -257,7 +257,25 @@ func (v *checker) server(s *Server, p []string) {
 	if s.OAuth != nil {
 		v.oauth(s.OAuth, append(p[:len(p):len(p)], "oauth"))
 	}
+	v.protocol(s, at)
 	v.options(&s.ServerOptions, p...)
+}
+
+// protocol checks what the server is said to speak.
+func (v *checker) protocol(s *Server, at func(string) Pos) {
+	switch s.Protocol {
+	case "", "mcp":
+	case "bare":
+		if s.ProtocolVersion != "" && s.ProtocolVersion != "auto" {
+			v.errorf(at("protocolVersion"), "a bare tool server is sent no initialize: remove protocolVersion, or protocol", "protocolVersion with protocol \"bare\"")
+		}
+	default:
+		hint := `use "mcp", or "bare" for a tool server without the MCP lifecycle (it answers tools/list and tools/call, not initialize), or leave it out to detect it`
+		if p, ok := suggest(s.Protocol, []string{"mcp", "bare"}); ok {
+			hint = fmt.Sprintf("did you mean %q?", p)
+		}
+		v.errorf(at("protocol"), hint, "protocol %s is not mcp or bare", v.src.shown(s.Protocol))
+	}
 }
 
 func (v *checker) url(u string, pos Pos) {
