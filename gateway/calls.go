@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
 type downstreamKey struct{}
@@ -27,7 +28,10 @@ type activeCall struct {
 // the concurrency bound and the circuit breaker, bounded by the upstream's
 // timeout, with the request recorded so that what the upstream asks in
 // return (sampling, elicitation, roots) can be relayed to its client.
-func (u *upstream) do(ctx context.Context, req *mcp.Request, f func(ctx context.Context, cs *mcp.ClientSession) error) error {
+// With resend, the request is safe to send twice (read-only or
+// idempotent), and is sent again when the connection fails before an
+// answer (sendAgain).
+func (u *upstream) do(ctx context.Context, req *mcp.Request, resend bool, f func(ctx context.Context, cs *mcp.ClientSession) error) error {
 	if !u.breaker.allow() {
 		return errUnavailable(u.cfg.Name, errors.New("too many calls failed in a row; calls resume after a pause"), u.currentState(), u.breaker.wait())
 	}
@@ -46,8 +50,15 @@ func (u *upstream) do(ctx context.Context, req *mcp.Request, f func(ctx context.
 	ac := u.track(req, ctx)
 	defer u.untrack(ac)
 	t0 := time.Now()
-	err = f(context.WithValue(ctx, downstreamKey{}, ac), cs)
-	out := u.callError(ctx, cs, err)
+	fctx := context.WithValue(ctx, downstreamKey{}, ac)
+	err = f(fctx, cs)
+	for sends := 1; sends < maxSends && u.sendAgain(ctx, err, resend, sends); sends++ {
+		if cs, err = u.session(ctx); err != nil {
+			break
+		}
+		err = f(fctx, cs)
+	}
+	out := u.callError(ctx, cs, resend, err)
 	u.stats.record(time.Since(t0), out != nil)
 	var rpcErr *jsonrpc.Error
 	failed := out != nil && errors.As(out, &rpcErr) && rpcErr.Code >= CodeUpstreamFailed && rpcErr.Code <= CodeUpstreamUnavailable
@@ -68,10 +79,17 @@ func (u *upstream) do(ctx context.Context, req *mcp.Request, f func(ctx context.
 
 // callError is the error the downstream client gets for what a call
 // through cs returned (upstreamError), but for the calls of a server
-// killed for not answering (stillAnswers), which timed out in effect.
-func (u *upstream) callError(ctx context.Context, cs *mcp.ClientSession, err error) error {
-	if err != nil && ctx.Err() == nil && u.killedHung(cs) {
+// killed for not answering (stillAnswers), which timed out in effect,
+// and a request that may have reached the server and was not sent
+// again, which says so.
+func (u *upstream) callError(ctx context.Context, cs *mcp.ClientSession, resend bool, err error) error {
+	var re *mcphttp.RequestError
+	switch {
+	case err == nil || ctx.Err() != nil:
+	case u.killedHung(cs):
 		return errStoppedAnswering(u.cfg.Name)
+	case errors.As(err, &re) && !re.NotSent && !resend:
+		return errMaybeSent(u.cfg.Name, re)
 	}
 	return upstreamError(u.cfg.Name, ctx, err)
 }

@@ -32,6 +32,11 @@ type catalog struct {
 	resources []string // published URIs
 	templates []string // published URI templates
 	pins      pinView  // what the definition pins decided (pinning.go)
+
+	// resend: the published tools that their upstream says are read-only
+	// or idempotent, whose calls are sent again when a connection fails
+	// before their answer (sendAgain).
+	resend map[string]bool
 }
 
 // publishName joins the server's name and an item's: always prefixed, so
@@ -249,7 +254,7 @@ func (u *upstream) list(ctx context.Context, cs *mcp.ClientSession) (*listing, e
 	pol := u.cfg.Tools
 	name := u.cfg.Name
 	sum := sha256.New()
-	l := &listing{cat: &catalog{tools: map[string]string{}, tasks: map[string]string{}, prompts: map[string]string{}}}
+	l := &listing{cat: &catalog{tools: map[string]string{}, tasks: map[string]string{}, resend: map[string]bool{}, prompts: map[string]string{}}}
 	cat := l.cat
 	if caps.Tools != nil {
 		b := u.budget("tools", sum)
@@ -285,6 +290,9 @@ func (u *upstream) list(ctx context.Context, cs *mcp.ClientSession) (*listing, e
 				cat.tasks[pub] = ts
 			}
 			cat.tools[pub] = orig
+			if a := t.Annotations; a != nil && (a.ReadOnlyHint || a.IdempotentHint) {
+				cat.resend[pub] = true
+			}
 			l.tools = append(l.tools, c)
 			l.sources = append(l.sources, toolSource{tool: t, tasks: ts})
 		}

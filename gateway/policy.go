@@ -154,6 +154,8 @@ type route struct {
 	blocked bool
 	// down: a tool withdrawn while its upstream is down or restarting.
 	down bool
+	// resend: a tool whose calls may be sent again (catalog.resend).
+	resend bool
 }
 
 type routesKey struct{}
@@ -183,6 +185,7 @@ func (g *Gateway) resolve(ctx context.Context, t target) *route {
 	case mcp.KindTool:
 		if u = g.toolOwner[t.name]; u != nil && u.catalog != nil {
 			r.orig, r.tasks = u.catalog.tools[t.name], u.catalog.tasks[t.name]
+			r.resend = u.catalog.resend[t.name]
 			r.blocked = u.catalog.pins.blocked[t.name]
 		} else if u = g.downTools[t.name]; u != nil {
 			// Published, and back when its server is: the caller is told
@@ -209,8 +212,11 @@ func (g *Gateway) resolve(ctx context.Context, t target) *route {
 
 // do runs f against the route's upstream on behalf of a downstream
 // request (see upstream.do): the only way a handler reaches an upstream.
+// What is not a tool is read (a prompt, a resource, a completion) or
+// idempotent (a subscription), so its request may be sent again; a tool's
+// may when its upstream says so.
 func (r *route) do(ctx context.Context, req *mcp.Request, f func(ctx context.Context, cs *mcp.ClientSession) error) error {
-	return r.up.do(ctx, req, f)
+	return r.up.do(ctx, req, r.kind != mcp.KindTool || r.resend, f)
 }
 
 // errNoRule answers a method the policy has no rule for.

@@ -10,17 +10,28 @@ package gateway
 //     a ping sent after it) is killed, its whole process group, and
 //     started again; the calls waiting on it fail at once with
 //     CodeUpstreamTimeout instead of each waiting out its timeout.
+//   - A request to an HTTP server whose connection fails before an
+//     answer (refused, reset, closed) is sent again, at most maxSends
+//     times in all and within the call's time, where that cannot run it
+//     twice: the connection was never made, or the request is read-only
+//     or idempotent (a tool says so with readOnlyHint or
+//     idempotentHint). Another fails with CodeUpstreamFailed, saying that
+//     it may have run.
 //
 // The upstream's run goroutine (upstream.go) acts on what calls (do, in
 // calls.go) tell it here.
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/redact"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
 // probeTimeout bounds the ping that tells a server that is slow from one
@@ -89,4 +100,37 @@ func (u *upstream) killedHung(cs *mcp.ClientSession) bool {
 func errStoppedAnswering(server string) *jsonrpc.Error {
 	return jsonrpc.Errorf(CodeUpstreamTimeout, "Upstream %q stopped answering (a call timed out and so did a ping); it was killed and is being restarted. Whether the call ran is unknown: retry it in a few seconds if that is safe",
 		server).WithData(map[string]any{"server": server})
+}
+
+// maxSends bounds how many times one request is sent when its
+// connection fails before an answer.
+const maxSends = 3
+
+// resendWait is the wait before the first resend; it doubles after.
+const resendWait = 100 * time.Millisecond
+
+// sendAgain reports, after a wait, whether a request whose connection
+// failed before an answer (err) is sent again: when that cannot run it
+// twice (resend, or the connection was never made) and the wait leaves
+// the call time. sends is how many times it was sent.
+func (u *upstream) sendAgain(ctx context.Context, err error, resend bool, sends int) bool {
+	var re *mcphttp.RequestError
+	if !errors.As(err, &re) || !resend && !re.NotSent || ctx.Err() != nil {
+		return false
+	}
+	wait := resendWait << (sends - 1)
+	wait += rand.N(wait / 2) // calls that failed together do not come back together
+	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
+		return false
+	}
+	u.logger.Info("gateway: the connection failed before an answer; sending the request again", "error", err, "sends", sends, "in", wait.Round(time.Millisecond))
+	return sleep(ctx, wait)
+}
+
+// errMaybeSent is the error of a request whose connection failed after
+// it may have reached the server, which was not sent again since it may
+// not be safe to run twice.
+func errMaybeSent(server string, re *mcphttp.RequestError) *jsonrpc.Error {
+	return jsonrpc.Errorf(CodeUpstreamFailed, "Upstream %q: the connection failed before an answer (%s). The request may have reached the server, so it was not sent again (the tool is not marked read-only or idempotent): check whether it took effect before calling it again",
+		server, redact.String(re.Error())).WithData(map[string]any{"server": server})
 }

@@ -1,20 +1,27 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
 // stuckEnv, set, makes the test binary serve runStuck's server over
@@ -112,5 +119,102 @@ func TestSlowServerThatAnswersIsKept(t *testing.T) {
 	}
 	if got := callText(t, cs, "alpha_pid", nil); got != pid {
 		t.Errorf("another process (%s, was %s) answers: the slow server was restarted", got, pid)
+	}
+}
+
+// flaky serves over HTTP a server whose tools' first calls each lose
+// their connection after the request was read, before any answer, and
+// counts the calls of each tool that reached it.
+type flaky struct {
+	srv   *httptest.Server
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func newFlaky(t *testing.T) *flaky {
+	f := &flaky{calls: map[string]int{}}
+	s := mcp.NewServer(&mcp.Implementation{Name: "shop", Version: "1"}, nil)
+	for _, tool := range []*mcp.Tool{
+		{Name: "lookup", Annotations: &mcp.ToolAnnotations{IdempotentHint: true}},
+		{Name: "stock", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		{Name: "charge"},
+	} {
+		mcp.AddTool(s, tool, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			return mcp.TextResult(tool.Name + " done"), nil, nil
+		})
+	}
+	h := mcphttp.NewHandler(s, nil)
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var msg struct {
+				Method string
+				Params struct{ Name string }
+			}
+			json.Unmarshal(body, &msg)
+			if msg.Method == "tools/call" {
+				f.mu.Lock()
+				f.calls[msg.Params.Name]++
+				first := f.calls[msg.Params.Name] == 1
+				f.mu.Unlock()
+				if first {
+					if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+						conn.Close()
+					}
+					return
+				}
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		h.Shutdown(ctx)
+		f.srv.Close()
+	})
+	return f
+}
+
+func (f *flaky) count(tool string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[tool]
+}
+
+// Issue 21: a call whose connection fails before an answer, after the
+// request may have reached the server, is sent again when the tool says
+// it is safe to run twice (idempotent or read-only), and then succeeds;
+// another is not, and its error says it may have run.
+func TestDroppedConnectionResendsOnlySafeCalls(t *testing.T) {
+	tests := []struct {
+		tool     string
+		wantErr  int64 // 0: the call succeeds
+		wantRuns int   // the calls that reached the server
+	}{
+		{"lookup", 0, 2},
+		{"stock", 0, 2},
+		{"charge", CodeUpstreamFailed, 1},
+	}
+	var logs logBuffer
+	f := newFlaky(t)
+	shop := &configServer{Name: "shop", URL: f.srv.URL + "/mcp", Type: "http", ServerOptions: config.ServerOptions{HealthInterval: config.Duration(time.Hour)}}
+	_, cs := startGateway(t, &logs, &mcp.ClientOptions{ProtocolVersion: "2025-11-25"}, shop)
+	for _, tt := range tests {
+		t.Run(tt.tool, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), waitFor) // a bound on a hang
+			defer cancel()
+			res, err := cs.CallTool(ctx, "shop_"+tt.tool, nil)
+			switch {
+			case tt.wantErr == 0 && (err != nil || res.IsError):
+				t.Errorf("got %+v %v, want the call to succeed", res, err)
+			case tt.wantErr != 0 && (rpcCode(err) != tt.wantErr || !strings.Contains(err.Error(), "may have reached the server")):
+				t.Errorf("got %v, want code %d saying the call may have run", err, tt.wantErr)
+			}
+			if n := f.count(tt.tool); n != tt.wantRuns {
+				t.Errorf("the server got %d calls, want %d", n, tt.wantRuns)
+			}
+		})
 	}
 }
