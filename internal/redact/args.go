@@ -66,13 +66,14 @@ const minToken = 16
 
 // Token reports whether s, a whole value with nothing around it to say
 // what it is (an argument, a variable's value), reads as a credential:
-// 16 bytes or more of letters, digits, '-', '_', '+', '/' and '=' (so
-// not a path from the root, a URL, a host or file name, a version, a
-// list, an e-mail address or a package, which hold ':', '.', ',' or '@',
-// or start with '/') that either mix upper case, lower case and digits,
-// as random strings do, or are 32 hexadecimal digits or more with both
-// letters and digits among them (an API key; a hash, too). Words are not
-// tokens (my-server-2026), nor are 32 zeros.
+// 16 bytes or more of letters, digits, '-', '_', '+' and '/', with '='
+// only as base64's padding at the end, that either mix upper case, lower
+// case and digits, as random strings do, or are 32 hexadecimal digits or
+// more with both letters and digits (an API key; a hash, too). A path
+// from the root, a URL, a host or file name, a version, a list, an
+// e-mail address, a package and NAME=value are not tokens (they start
+// with '/' or hold ':', '.', ',', '@' or '='), nor are words
+// (my-server-2026) or 32 zeros.
 //
 // Token is for values known to be whole: in free text, String does not
 // use it, so that a commit hash in a message stays.
@@ -80,9 +81,10 @@ func Token(s string) bool {
 	if len(s) < minToken || s[0] == '/' {
 		return false
 	}
-	upper, lower, digits, notHex := false, false, false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
+	body := strings.TrimRight(s, "=") // base64's padding; NAME=value is not a token
+	upper, lower, digits, notHex := false, false, false, len(body) < len(s)
+	for i := 0; i < len(body); i++ {
+		c := body[i]
 		switch class(c) {
 		case upperCase:
 			upper, notHex = true, notHex || c > 'F'
@@ -100,7 +102,7 @@ func Token(s string) bool {
 	return digits && (upper && lower || !notHex && len(s) >= 32 && (upper || lower))
 }
 
-var tokenPunct = [256]bool{'-': true, '_': true, '+': true, '/': true, '=': true}
+var tokenPunct = [256]bool{'-': true, '_': true, '+': true, '/': true}
 
 // shortFlag reports whether arg is -t or -k, which some programs take a
 // token or a key after, and others not.

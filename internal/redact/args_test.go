@@ -91,6 +91,9 @@ func TestToken(t *testing.T) {
 		{"/Users/Ada/Projects2026", false},
 		{"Users.Ada.Projects2026", false},
 		{"vT9eZIIJvjiwBS21@IDfXlSms", false},
+		{"ZHVtbXk6ZHVtbXkxMjM0NTY3OA==", true},
+		{"GITHUB_TOKEN=sec-10", false},
+		{"Ab1=Cd2=Ef3=Gh4=Ij5=", false},
 		{"chrome-devtools-mcp", false},
 		{"", false},
 	} {
