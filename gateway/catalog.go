@@ -93,7 +93,7 @@ func (u *upstream) refresh(ctx context.Context, cs *mcp.ClientSession) error {
 
 // refreshAs is refresh, calling started (if set) once it has its turn.
 func (u *upstream) refreshAs(ctx context.Context, cs *mcp.ClientSession, started func()) error {
-	if u.tenantKey != "" {
+	if u.tenantKey != "" || u.inst.owner != nil {
 		return nil // the shared instance publishes the server's items
 	}
 	asked := u.refreshAsked.Add(1)

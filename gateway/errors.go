@@ -21,6 +21,7 @@ const (
 	CodeUpstreamFailed      = -32012 // the connection broke during the call (the server died, say)
 	CodeUpstreamTooLarge    = -32013 // the server's answer was over the gateway's message size limit; data.limit names it
 	CodeDefinitionChanged   = -32014 // the tool's definition changed upstream (pins: block); calls wait for an operator's approval
+	CodeInstanceLimit       = -32015 // a server with one process per session is at its cap (data.server, data.cap, data.limit)
 )
 
 func errUnavailable(server string, cause error, state State, retryAfter time.Duration) *jsonrpc.Error {

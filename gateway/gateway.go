@@ -116,6 +116,9 @@ type Gateway struct {
 	pins       *pins.Store // the tool-definition pins
 	ownPins    bool        // opened by New, closed by Close
 
+	// instances: the running session instances (instances.go).
+	instances sessionInstances
+
 	mu          sync.Mutex
 	upstreams   map[string]*upstream
 	tenantUps   map[string]*upstream // "tenant/server" → that tenant's own instance
@@ -346,6 +349,7 @@ func (g *Gateway) startUpstream(ctx context.Context, u *upstream) {
 	go func() {
 		defer g.wg.Done()
 		u.run(uctx)
+		u.dropInstanceDir()
 	}()
 }
 

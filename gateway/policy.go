@@ -270,7 +270,13 @@ func (g *Gateway) policy(next mcp.MethodHandler) mcp.MethodHandler {
 				release, err = g.limiter.admit(tenant, tenant+"\x00"+mcp.PrincipalFrom(ctx), tool)
 			}
 			if err == nil {
-				res, err = next(ctx, req)
+				// A server with an instance per session serves this
+				// session's own (instances.go), started if it reaches it.
+				var unbind func()
+				if unbind, err = g.bindInstances(ctx, req, routes, rule.forwards); err == nil {
+					res, err = next(ctx, req)
+					unbind()
+				}
 				release()
 			}
 		}

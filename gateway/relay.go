@@ -355,7 +355,7 @@ func (u *upstream) relayLog(ctx context.Context, _ *mcp.ClientSession, p *mcp.Lo
 		if level := ss.LoggingLevel(); level == "" || !atLeast(p.Level, level) {
 			continue
 		}
-		if !u.g.sessionSees(ss, u.cfg.Name) {
+		if !u.g.sessionSees(ss, u.cfg.Name) || u.inst.owner != nil && ss != u.inst.owner {
 			continue
 		}
 		ss.Log(ctx, p.Level, logger, p.Data)

@@ -242,35 +242,59 @@ func (g *Gateway) filter(ctx context.Context, kind mcp.ItemKind, name string) bo
 }
 
 // tenantConfigs are the per-tenant instances the configuration asks for,
-// keyed "tenant/server": the server's settings with the tenant's
-// credentials over them.
+// keyed "tenant/server": for a server with instances: tenant, one for
+// each tenant that may see it, and for a shared one, one for each tenant
+// with credentials for it; the server's settings with the tenant's
+// credentials over them. A session server's instances take their
+// tenant's credentials as they start (newSessionUpstream).
 func tenantConfigs(cfg *config.Config) map[string]*config.Server {
 	out := map[string]*config.Server{}
 	for tn, t := range cfg.Tenants {
-		for name, cr := range t.Credentials {
-			sc := cfg.Servers[name]
-			if sc == nil || sc.Disabled || cr == nil {
+		for name, sc := range cfg.Servers {
+			if sc == nil || sc.Disabled {
 				continue
 			}
-			c := *sc
-			c.Name = name
-			c.Env = maps.Clone(sc.Env)
-			if c.Env == nil && len(cr.Env) > 0 {
-				c.Env = map[string]string{}
+			cr := t.Credentials[name]
+			switch sc.Instances {
+			case config.InstancesSession:
+				continue
+			case config.InstancesTenant:
+				if len(t.Servers) > 0 && !slices.Contains(t.Servers, name) {
+					continue // it cannot call the server
+				}
+			default:
+				if cr == nil {
+					continue
+				}
 			}
-			maps.Copy(c.Env, cr.Env)
-			c.Headers = maps.Clone(sc.Headers)
-			if c.Headers == nil && len(cr.Headers) > 0 {
-				c.Headers = map[string]string{}
-			}
-			maps.Copy(c.Headers, cr.Headers)
-			if cr.BearerToken != "" {
-				c.BearerToken = cr.BearerToken
-			}
-			out[tn+"/"+name] = &c
+			out[tn+"/"+name] = withCredentials(sc, name, cr)
 		}
 	}
 	return out
+}
+
+// withCredentials is a copy of a server's settings with a tenant's
+// credentials (if any) over them.
+func withCredentials(sc *config.Server, name string, cr *config.Credentials) *config.Server {
+	c := *sc
+	c.Name = name
+	if cr == nil {
+		return &c
+	}
+	c.Env = maps.Clone(sc.Env)
+	if c.Env == nil && len(cr.Env) > 0 {
+		c.Env = map[string]string{}
+	}
+	maps.Copy(c.Env, cr.Env)
+	c.Headers = maps.Clone(sc.Headers)
+	if c.Headers == nil && len(cr.Headers) > 0 {
+		c.Headers = map[string]string{}
+	}
+	maps.Copy(c.Headers, cr.Headers)
+	if cr.BearerToken != "" {
+		c.BearerToken = cr.BearerToken
+	}
+	return &c
 }
 
 // newTenantUpstream is an instance of a server for one tenant: it serves
@@ -284,7 +308,8 @@ func newTenantUpstream(g *Gateway, key string, sc *config.Server) *upstream {
 }
 
 // forTenant swaps an upstream for the caller's tenant's own instance of
-// it, when the tenant has credentials for that server.
+// it, when the tenant has one (credentials for the server, or the server
+// has instances: tenant).
 func (g *Gateway) forTenant(ctx context.Context, u *upstream) *upstream {
 	tn, ok := TenantFrom(ctx)
 	if !ok || tn == "" {

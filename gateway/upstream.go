@@ -99,6 +99,10 @@ type upstream struct {
 	local     *mcp.Server // a built-in, served in this process over a pipe
 	tenantKey string      // "tenant/server" for a tenant's own instance, which publishes nothing
 
+	// inst: a session's own instance, and the per-instance variables
+	// (instances.go).
+	inst instanceInfo
+
 	// client connects to the upstream, kept across connections; only the
 	// run goroutine uses it.
 	client *mcp.Client
@@ -172,7 +176,10 @@ func (u *upstream) lazy() bool { return u.cfg.Command != "" && u.cfg.Start != "e
 // stderr in our log, or HTTP with the configured credentials on this hop
 // only.
 func (u *upstream) transport() (mcp.Transport, error) {
-	c := u.cfg
+	c, err := u.instanceConfig()
+	if err != nil {
+		return nil, err
+	}
 	if u.local != nil {
 		return localTransport{u.local}, nil
 	}

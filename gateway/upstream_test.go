@@ -33,6 +33,10 @@ func TestMain(m *testing.M) {
 		catalogUpstream(path).ServeStdio(context.Background(), nil)
 		os.Exit(0)
 	}
+	if os.Getenv(statefulEnv) != "" {
+		statefulUpstream().ServeStdio(context.Background(), nil)
+		os.Exit(0)
+	}
 	if mode := os.Getenv(hostileEnv); mode != "" {
 		runHostile(mode)
 		os.Exit(0)
