@@ -379,6 +379,9 @@ type UpstreamStatus struct {
 	Required bool `json:"required,omitempty"`
 	// Restarts counts the sessions after the first (reconnections).
 	Restarts int `json:"restarts"`
+	// Bare: the upstream is a bare tool server, without the MCP
+	// lifecycle (its protocol setting, or found at its latest start).
+	Bare bool `json:"bare,omitempty"`
 	// Calls and Errors count the requests sent to it and those that
 	// failed; P50Ms and P99Ms are the latency of the latest 512.
 	Calls  int64   `json:"calls"`
@@ -409,6 +412,7 @@ func (g *Gateway) Status() []UpstreamStatus {
 		}
 		u.mu.Unlock()
 		st.Required = u.cfg.Required
+		st.Bare = u.bare.Load()
 		var p50, p99 time.Duration
 		st.Calls, st.Errors, p50, p99 = u.stats.snapshot()
 		st.P50Ms, st.P99Ms = ms(p50), ms(p99)

@@ -73,6 +73,8 @@ type upstream struct {
 	optionalFailed map[string]time.Duration
 	active         []*activeCall
 	breaker        breaker
+	// bare: its latest session is with a bare tool server (bare.go).
+	bare atomic.Bool
 
 	// refreshMu runs this upstream's refreshes one at a time (held while
 	// it is listed, which concerns no other upstream); refreshAsked
@@ -338,6 +340,7 @@ func (u *upstream) clientOptions() *mcp.ClientOptions {
 		Logger:                     u.logger,
 		MaxServerRequests:          cap(u.slots) * maxRelaysPerCall, // a call's relays are bounded apart
 		OneConnectionPerConnect:    true,                            // run retries, one process an attempt
+		Bare:                       bareMode(u.cfg.Protocol),
 		DeclareCapabilities:        u.declare,
 		ElicitationURL:             true, // links are checked (checkElicitationURL)
 		CreateMessageHandler:       u.relaySampling,
@@ -500,6 +503,7 @@ func (u *upstream) connect(ctx context.Context, park bool) (*mcp.ClientSession, 
 	if err != nil {
 		return nil, err
 	}
+	u.bare.Store(cs.Bare())
 	if err := u.refresh(cctx, cs); err != nil {
 		cs.Close()
 		return nil, err
