@@ -77,7 +77,7 @@ func stateOf(g *Gateway, name string) UpstreamStatus {
 }
 
 // An upstream that refuses our credentials in the middle of a session (a
-// static token revoked) goes down at once and is not retried, rather than
+// static token revoked) is auth-failed at once and not retried, rather than
 // stay "ready" with every call refused; the others serve.
 func TestGatewayCredentialsRefusedMidSession(t *testing.T) {
 	var logs logBuffer
@@ -92,9 +92,9 @@ func TestGatewayCredentialsRefusedMidSession(t *testing.T) {
 	if _, err := cs.CallTool(t.Context(), "locked_echo", map[string]string{"text": "y"}); err == nil {
 		t.Fatal("a call succeeded after the token was revoked")
 	}
-	waitUntil(t, func() bool { return stateOf(g, "locked").State == StateDown }, "locked to be down")
+	waitUntil(t, func() bool { return stateOf(g, "locked").State == StateAuthFailed }, "locked to be auth-failed")
 	if st := stateOf(g, "locked"); !strings.Contains(st.Error, "401") {
-		t.Errorf("locked is down for %q; want the refusal", st.Error)
+		t.Errorf("locked is auth-failed for %q; want the refusal", st.Error)
 	}
 	waitUntil(t, func() bool { return !slices.Contains(toolNames(t, cs), "locked_echo") }, "locked's tools withdrawn")
 	n := locked.hits.Load()

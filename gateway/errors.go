@@ -45,7 +45,7 @@ func (u *upstream) unavailable() *jsonrpc.Error {
 	switch state {
 	case StateDown:
 		wait = time.Until(retryAt) + 500*time.Millisecond // a connection takes a moment
-	case StateFailed:
+	case StateFailed, StateAuthFailed:
 		wait = maxBackoff // until an operator acts
 	}
 	return errUnavailable(u.cfg.Name, lastErr, state, wait)

@@ -237,9 +237,10 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 	return g, nil
 }
 
-// Retry starts again an upstream that failed (StateFailed), or asks one
-// that is down to try again now. It reports false for a name the gateway
-// does not have.
+// Retry starts again an upstream that failed (StateFailed) or refused
+// the gateway's credentials (StateAuthFailed), or asks one that is down
+// to try again now. It reports false for a name the gateway does not
+// have.
 func (g *Gateway) Retry(name string) bool {
 	g.mu.Lock()
 	u := g.upstreams[name]

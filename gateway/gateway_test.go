@@ -434,8 +434,8 @@ func TestGatewayReloadUnderLoad(t *testing.T) {
 	}
 }
 
-// An upstream that refuses our credentials is down and not retried; the
-// others serve.
+// An upstream that refuses our credentials is auth-failed and not
+// retried; the others serve.
 func TestGatewayAuthFailureNotRetried(t *testing.T) {
 	var logs logBuffer
 	var hits atomic.Int32
@@ -448,12 +448,12 @@ func TestGatewayAuthFailureNotRetried(t *testing.T) {
 	g, cs := startGatewayLoose(t, &logs, locked, httpServer(t, "alpha"))
 	waitUntil(t, func() bool {
 		for _, st := range g.Status() {
-			if st.Name == "locked" && st.State == StateDown {
+			if st.Name == "locked" && st.State == StateAuthFailed {
 				return true
 			}
 		}
 		return false
-	}, "locked to be down")
+	}, "locked to be auth-failed")
 	n := hits.Load()
 	time.Sleep(1500 * time.Millisecond) // longer than the first backoffs: a retry would show
 	if hits.Load() != n {

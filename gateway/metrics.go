@@ -89,7 +89,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, st := range c.g.Status() {
-		for _, s := range []State{StateStarting, StateReady, StateDegraded, StateIdle, StateDown, StateFailed} {
+		for _, s := range []State{StateStarting, StateReady, StateDegraded, StateIdle, StateDown, StateFailed, StateAuthFailed} {
 			v := 0.0
 			if st.State == s {
 				v = 1

@@ -17,6 +17,11 @@ package gateway
 //     or idempotent (a tool says so with readOnlyHint or
 //     idempotentHint). Another fails with CodeUpstreamFailed, saying that
 //     it may have run.
+//   - An upstream that refuses the gateway's credentials (HTTP 401 or
+//     403, a refused OAuth grant) is auth-failed, with what the operator
+//     must do, and is not tried again by itself (waitCredentials, in
+//     upstream.go) until its settings change, an operator retries it, or
+//     a person signs in again.
 //
 // The upstream's run goroutine (upstream.go) acts on what calls (do, in
 // calls.go) tell it here.

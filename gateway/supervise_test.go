@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -215,6 +216,52 @@ func TestDroppedConnectionResendsOnlySafeCalls(t *testing.T) {
 			if n := f.count(tt.tool); n != tt.wantRuns {
 				t.Errorf("the server got %d calls, want %d", n, tt.wantRuns)
 			}
+		})
+	}
+}
+
+// Issue 21: an upstream that refuses the gateway's credentials is
+// auth-failed, its error saying what the operator must do, and is not
+// tried again (the upstream counts the requests) until an operator
+// retries it.
+func TestRefusedCredentialsAreAuthFailedUntilRetried(t *testing.T) {
+	tests := []struct {
+		name    string
+		status  int
+		bearer  string
+		headers map[string]string
+		want    string
+	}{
+		{"a bearer token refused", http.StatusUnauthorized, "stale-token", nil, "check the server's headers and bearerToken"},
+		{"an API key forbidden", http.StatusForbidden, "", map[string]string{"X-Api-Key": "k-123"}, "check the server's headers and bearerToken"},
+		{"no credentials configured", http.StatusUnauthorized, "", nil, "none are configured"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var logs logBuffer
+			var hits atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				hits.Add(1)
+				w.WriteHeader(tt.status)
+			}))
+			t.Cleanup(srv.Close)
+			locked := &configServer{Name: "locked", URL: srv.URL + "/mcp", Type: "http", BearerToken: tt.bearer, Headers: tt.headers}
+			g := runGateway(t, &logs, locked)
+			waitUntil(t, func() bool { return stateOf(g, "locked").State == StateAuthFailed }, "locked to be auth-failed")
+			if e := stateOf(g, "locked").Error; !strings.Contains(e, tt.want) || !strings.Contains(e, "mcpgate status --retry locked") || strings.Contains(e, "k-123") {
+				t.Errorf("the status's error %q does not say what to do (%q, and how to retry), or holds the key", e, tt.want)
+			}
+			n := hits.Load()
+			time.Sleep(1500 * time.Millisecond) // longer than the first backoffs: a retry would show
+			if hits.Load() != n {
+				t.Fatalf("the refusing upstream was tried again by itself: %d requests, then %d", n, hits.Load())
+			}
+			if !g.Retry("locked") {
+				t.Fatal("Retry does not know locked")
+			}
+			waitUntil(t, func() bool { return hits.Load() > n }, "a request after the retry")
+			waitUntil(t, func() bool { return stateOf(g, "locked").State == StateAuthFailed }, "locked to be auth-failed again")
 		})
 	}
 }

@@ -36,6 +36,12 @@ const (
 	// maxSameFailures times in a row; not tried again until its settings
 	// change or an operator retries it (Gateway.Retry).
 	StateFailed State = "failed"
+	// StateAuthFailed: an upstream that refused the gateway's
+	// credentials (HTTP 401 or 403, or a refused OAuth grant); not tried
+	// again, since that would be refused too and may lock the account,
+	// until its settings change, an operator retries it (Gateway.Retry),
+	// or a person signs in again (mcpgate login). Its error says which.
+	StateAuthFailed State = "auth-failed"
 )
 
 // maxSameFailures is how many identical start failures in a row make a
@@ -285,28 +291,39 @@ func (w *refusalWatch) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// waitCredentials keeps an upstream that refused our credentials down
-// without retrying (retries would only be refused again, and may lock the
-// account) until there is something new to try. With the
-// authorization_code grant that is a new sign-in: the token kept for the
-// server changes when `mcpgate login` stores one, and then it reports true
-// to connect again with a fresh OAuth client. Otherwise only a change of
-// the configuration (which replaces this upstream) helps, and it waits for
-// ctx. It reports false when ctx ends.
+// waitCredentials keeps an upstream that refused our credentials
+// auth-failed, without retrying (retries would only be refused again, and
+// may lock the account), until there is something new to try: an
+// operator's retry (Gateway.Retry), or, with the authorization_code
+// grant, a new sign-in (the token kept for the server changes when
+// `mcpgate login` stores one). Then it reports true to connect again with
+// a fresh OAuth client. A change of the configuration replaces this
+// upstream, ending ctx: it reports false when ctx ends.
 func (u *upstream) waitCredentials(ctx context.Context, err error) bool {
+	retry := "mcpgate status --retry " + u.cfg.Name
 	key, kerr := oauthclient.StoreKey(u.cfg.URL)
 	if !u.signInGrant() || u.g.tokenStore == nil || kerr != nil {
-		u.setDown(err)
-		u.logger.Error("gateway: upstream refused our credentials; not retrying until the configuration changes", "error", err)
-		<-ctx.Done()
-		return false
+		u.setAuthFailed(u.credentialsRefused(err))
+		u.logger.Error("gateway: upstream refused our credentials; not retrying until the configuration changes or an operator retries it (`"+retry+"`, or POST /admin/retry?server=NAME on the ops listener)", "error", err)
+		if !u.awaitRetry(ctx) {
+			return false
+		}
+		u.oauth = nil // a fresh client asks for a fresh token
+		return true
 	}
 	login := "mcpgate login " + u.cfg.Name
-	u.setDown(fmt.Errorf("%w; sign in again with `%s`", err, login))
+	u.setAuthFailed(fmt.Errorf("%w; sign in again with `%s`", err, login))
 	u.logger.Error("gateway: upstream needs a new sign-in; not retrying. Run `"+login+" --config FILE` (this gateway's file): the gateway connects again as soon as the new token is kept",
 		"error", err, "run", login)
 	kept := u.keptToken(ctx, key)
 	for sleep(ctx, tokenPoll) {
+		select {
+		case <-u.retry:
+			u.logger.Info("gateway: retrying the upstream that refused our credentials, as asked")
+			u.oauth = nil
+			return true
+		default:
+		}
 		if tok := u.keptToken(ctx, key); tok != "" && tok != kept {
 			u.logger.Info("gateway: a new sign-in was kept; connecting again")
 			u.oauth = nil // the old client has given its token up
@@ -314,6 +331,20 @@ func (u *upstream) waitCredentials(ctx context.Context, err error) bool {
 		}
 	}
 	return false
+}
+
+// credentialsRefused is an upstream's refusal of our credentials as its
+// status shows it: what happened, and what the operator must do.
+func (u *upstream) credentialsRefused(err error) error {
+	retry := "`mcpgate status --retry " + u.cfg.Name + "`"
+	c := u.cfg
+	switch {
+	case errors.Is(err, oauthclient.ErrAuthorization):
+		return fmt.Errorf("the authorization server refused the gateway's OAuth credentials (%w); check the server's oauth settings (clientId, clientSecret, scopes), then run %s", err, retry)
+	case len(c.Headers) > 0 || c.BearerToken != "":
+		return fmt.Errorf("the upstream refused the credentials (%w); check the server's headers and bearerToken, then run %s", err, retry)
+	}
+	return fmt.Errorf("the upstream asks for credentials and none are configured (%w); set headers, bearerToken or oauth on the server, or run %s once it accepts the gateway", err, retry)
 }
 
 // tokenPoll is how often a store is read while waiting for a sign-in: a
@@ -703,6 +734,16 @@ func (u *upstream) setFailed(err error, times int) {
 		"error", err, "times", times)
 }
 
+// setAuthFailed marks an upstream that refused our credentials: down,
+// and not tried again until there is something new to try
+// (waitCredentials).
+func (u *upstream) setAuthFailed(err error) {
+	u.setDown(err)
+	u.mu.Lock()
+	u.setStateLocked(StateAuthFailed)
+	u.mu.Unlock()
+}
+
 // awaitRetry waits for an operator's retry (or a request's, for a lazy
 // server), and reports false when ctx ends first.
 func (u *upstream) awaitRetry(ctx context.Context) bool {
@@ -761,7 +802,7 @@ func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 				u.logger.Info("gateway: starting the idle upstream for a request")
 			default:
 			}
-		case StateDown, StateFailed:
+		case StateDown, StateFailed, StateAuthFailed:
 			return nil, u.unavailable()
 		}
 		select {
