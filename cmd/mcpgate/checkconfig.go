@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -33,12 +34,19 @@ a summary on standard output (each server's transport and start mode,
 the built-in tools, the tool listing mode) and its warnings on standard
 error, and status 0. Warnings include what the gateway would trip on
 later: a command not found in PATH (looked up with this shell's PATH;
-a client that starts the gateway may give it another), and comments or
-trailing commas, which mcpgate reads but Claude Desktop refuses.
+a client that starts the gateway may give it another), comments or
+trailing commas, which mcpgate reads but Claude Desktop refuses, and
+more than ` + strconv.Itoa(maxEager) + ` command servers that start eagerly (each a process
+kept running; one run with npx takes about 100-200 MB).
 
 ${VAR} and ${VAR:-default} are read from the environment, as the gateway
-will read them. Secrets are never printed: env and header values, tokens,
-client secrets and whatever came from a variable show as [redacted].`,
+will read them. Secrets are never printed: env and header values, tokens
+and client secrets show as [redacted], and so do the parts of arguments
+and URLs that read as secrets: a password in a URL, the value of a flag
+such as --api-key or --access-token, a value after -t or -k that reads
+as a credential, keys of known shapes (sk_, sbp_, ghp_ ...), long random
+tokens, and a variable's value when its name says it holds a secret
+(${GITHUB_TOKEN}). Other values show, ${SCRATCH}/sandbox as the path it is.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var file string
@@ -126,6 +134,9 @@ func checkConfig(stdout, stderr io.Writer, file string) error {
 		return err
 	}
 	warns := append(slices.Clone(c.Warnings), c.LookCommands()...)
+	if w := eagerWarning(file, c); w != nil {
+		warns = append(warns, w)
+	}
 	slices.SortStableFunc(warns, func(a, b *config.Diagnostic) int {
 		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col))
 	})
@@ -136,6 +147,41 @@ func checkConfig(stdout, stderr io.Writer, file string) error {
 	}
 	summarize(stdout, file, c, len(warns))
 	return nil
+}
+
+// maxEager is how many command servers may start eagerly before
+// check-config warns. Each is a process kept running from load; one run
+// with npx is npm's wrapper plus node, about 100-200 MB, so eight are
+// already a gigabyte or more that a laptop running a desktop client
+// feels, spent whether or not the servers are used.
+const maxEager = 8
+
+// eagerWarning warns of more than maxEager enabled command servers that
+// start eagerly, at defaults.start when that is where eager comes from,
+// else at the first such server's start.
+func eagerWarning(file string, c *config.Config) *config.Diagnostic {
+	var eager []config.Pos
+	for name, s := range c.Servers {
+		if s != nil && !s.Disabled && s.Command != "" && s.Start == "eager" {
+			eager = append(eager, c.At("mcpServers", name, "start"))
+		}
+	}
+	n := len(eager)
+	if n <= maxEager {
+		return nil
+	}
+	pos := slices.MinFunc(eager, func(a, b config.Pos) int {
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col))
+	})
+	if c.Defaults.Start == "eager" {
+		pos = c.At("defaults", "start")
+	}
+	return &config.Diagnostic{File: file, Pos: pos,
+		Msg: fmt.Sprintf("%d command servers start eagerly (start: eager) and run from load until the gateway stops: "+
+			"one run with npx is npm's wrapper plus node, about 100-200 MB, so %d take about %.1f-%.1f GB before any is used",
+			n, n, float64(n)*0.1, float64(n)*0.2),
+		Hint: "write start: lazy (a command server's default: it starts on first use), and set idleTimeout " +
+			"(such as defaults: {start: lazy, idleTimeout: 10m}) so that each runs only while it is used"}
 }
 
 // summarize writes what the gateway will serve. c is the config as
