@@ -78,7 +78,8 @@ func (cs *ClientSession) becomeBare(detected bool) {
 	if detected {
 		cs.logger.Warn("mcp: the server does not speak the MCP lifecycle (it answered initialize with -32601 Method not found, and tools/list without it); speaking to it as a bare tool server: tools only, no notifications")
 	} else {
-		cs.logger.Info("mcp: speaking to the server as a bare tool server, without the MCP lifecycle, as configured: tools only, no notifications")
+		// Asked for: news to nobody but whoever debugs.
+		cs.logger.Debug("mcp: speaking to the server as a bare tool server, without the MCP lifecycle, as configured: tools only, no notifications")
 	}
 }
 

@@ -44,7 +44,7 @@ func TestBareToolServerIsSpokenToAsOne(t *testing.T) {
 			defer cancel()
 			var serverLog, clientLog logBuffer
 			tr := &CommandTransport{Command: exec.Command(bin), Logger: slog.New(slog.NewTextHandler(&serverLog, nil))}
-			cs, err := NewClient(nil, &ClientOptions{Bare: tc.mode, Logger: slog.New(slog.NewTextHandler(&clientLog, nil))}).Connect(ctx, tr)
+			cs, err := NewClient(nil, &ClientOptions{Bare: tc.mode, Logger: slog.New(slog.NewTextHandler(&clientLog, &slog.HandlerOptions{Level: slog.LevelDebug}))}).Connect(ctx, tr)
 			if err != nil {
 				t.Fatalf("Connect: %v", err)
 			}
