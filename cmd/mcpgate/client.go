@@ -59,6 +59,7 @@ type clientFlags struct {
 	env             []string
 	oauth           bool
 	json            bool
+	bare            bool
 }
 
 func (f *clientFlags) register(fl *pflag.FlagSet) {
@@ -67,6 +68,7 @@ func (f *clientFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.protocolVersion, "protocol-version", "auto", "protocol revision: auto (the stateless "+mcp.ModernVersion+" when the server answers server/discover, else the newest it negotiates through initialize), or one of "+strings.Join(mcp.Versions(), ", "))
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "HTTP header 'Name: value' sent with every request (repeatable; URL targets)")
 	fl.StringVar(&f.apiKey, "api-key", "", "send 'Authorization: Bearer KEY' (env MCPGATE_API_KEY; URL targets)")
+	fl.BoolVar(&f.bare, "bare", false, "the server is a bare tool server: it answers tools/list and tools/call but not initialize, so skip the MCP handshake (one that answers initialize with -32601 is recognised without this flag)")
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "KEY=VALUE added to the environment of a server command (repeatable; command targets)")
 	registerOAuthFlag(fl, &f.oauth)
 }
@@ -212,6 +214,9 @@ func (f *clientFlags) check(t target) error {
 	if f.protocolVersion != "auto" && !slices.Contains(mcp.Versions(), f.protocolVersion) {
 		return fmt.Errorf("--protocol-version %q: use auto or one of %s", f.protocolVersion, strings.Join(mcp.Versions(), ", "))
 	}
+	if f.bare && f.protocolVersion != "auto" {
+		return errors.New("--bare speaks no protocol revision: drop --protocol-version")
+	}
 	if t.url != "" {
 		if len(f.env) > 0 {
 			return errors.New("--env applies to a server command after \"--\"; for a URL, use --header")
@@ -241,7 +246,7 @@ func (c *clientConn) connect(ctx context.Context) error {
 	}
 	logger := slog.Default()
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpgate", Title: "mcpgate CLI", Version: buildVersion()},
-		&mcp.ClientOptions{ProtocolVersion: strings.TrimPrefix(f.protocolVersion, "auto"), RequestTimeout: rt, Logger: logger})
+		&mcp.ClientOptions{ProtocolVersion: strings.TrimPrefix(f.protocolVersion, "auto"), RequestTimeout: rt, Logger: logger, Bare: bareMode(f.bare)})
 	var tr mcp.Transport
 	if c.t.url != "" {
 		var err error
@@ -562,4 +567,13 @@ const (
 // newClientCmds returns the client commands for the root command.
 func newClientCmds() []*cobra.Command {
 	return []*cobra.Command{newToolsCmd(), newResourcesCmd(), newPromptsCmd(), newPingCmd()}
+}
+
+// bareMode is the client's treatment of bare tool servers: detected,
+// unless --bare says the server is one.
+func bareMode(bare bool) mcp.BareMode {
+	if bare {
+		return mcp.BareAlways
+	}
+	return mcp.BareDetect
 }

@@ -26,7 +26,9 @@ func newToolsCmd() *cobra.Command {
 		short: "List the tools of an MCP server",
 		long: `List the tools an MCP server offers, with their descriptions cut to the
 width of the terminal. With --json, print {"tools": [...]}: every tool in
-full (input schemas included), all pages merged.`,
+full (input schemas included), all pages merged.
+
+` + bareHelp,
 		example: `  mcpgate tools list http://127.0.0.1:8765/mcp
   mcpgate tools list --api-key "$KEY" https://mcp.example.com/mcp
   mcpgate tools list -- mcpgate serve --stdio
@@ -67,7 +69,11 @@ indented. With --json, print the whole result as JSON.
 
 A tool that reports an error (isError) makes the command exit with status
 1, its text on standard error (with --json, the result still goes to
-standard output).`,
+standard output).
+
+` + bareHelp + `
+A bare server's value (such as {"sum": 5}) becomes the result's structured
+content, and a JSON-RPC error it answers with the tool's error.`,
 		example: `  mcpgate tools call http://127.0.0.1:8765/mcp create_task --args '{"title":"Try mcpgate"}'
   mcpgate tools call list_tasks --args '{"status":"pending"}' -- mcpgate serve --stdio
   mcpgate tools call echo --args '{"message":"hi"}' -- npx -y @modelcontextprotocol/server-everything@2026.8.31 stdio
@@ -312,7 +318,13 @@ the server's initialize result with "pingMs" added.`,
 				return printJSON(cmd.OutOrStdout(), struct {
 					*mcp.InitializeResult
 					PingMs float64 `json:"pingMs"`
-				}{init, ms})
+					Bare   bool    `json:"bare,omitzero"`
+				}{init, ms, c.cs.Bare()})
+			}
+			if c.cs.Bare() {
+				// It has no name to give, and no ping: tools/list answered.
+				fmt.Fprintf(cmd.OutOrStdout(), "pong from a bare tool server (no MCP lifecycle; it answered tools/list) in %.1f ms\n", ms)
+				return nil
 			}
 			si := init.ServerInfo
 			name := si.Name
@@ -544,3 +556,9 @@ func jsonSyntaxError(where, text string, err error) error {
 	}
 	return fmt.Errorf("%s is not valid JSON: %s, at line %d column %d:\n  %s\n  %s", where, msg, line, col, src, caret)
 }
+
+// bareHelp explains bare tool servers in the help of the tools commands.
+const bareHelp = `A bare tool server, one that answers tools/list and tools/call but answers
+initialize with -32601 (Method not found), as servers written from a
+template often do, is recognised, with a warning, and spoken to without
+the MCP handshake; --bare says so up front, sending it no initialize.`

@@ -134,6 +134,9 @@ func printStatus(w io.Writer, st *gatewayStatus) {
 		if u.Required {
 			name += " (required)"
 		}
+		if u.Bare {
+			name += " (bare)" // a tool server without the MCP lifecycle
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\n", name, u.State, ago(u.Since), u.Tools, u.Restarts, u.Calls, u.Errors,
 			msText(u.P50Ms), msText(u.P99Ms))
 	}
