@@ -32,6 +32,9 @@ type activeCall struct {
 // idempotent), and is sent again when the connection fails before an
 // answer (sendAgain).
 func (u *upstream) do(ctx context.Context, req *mcp.Request, resend bool, f func(ctx context.Context, cs *mcp.ClientSession) error) error {
+	if wait := u.limitLeft(); wait > 0 {
+		return errUpstreamRateLimited(u.cfg.Name, wait)
+	}
 	if !u.breaker.allow() {
 		return errUnavailable(u.cfg.Name, errors.New("too many calls failed in a row; calls resume after a pause"), u.currentState(), u.breaker.wait())
 	}
@@ -90,6 +93,9 @@ func (u *upstream) callError(ctx context.Context, cs *mcp.ClientSession, resend 
 		return errStoppedAnswering(u.cfg.Name)
 	case errors.As(err, &re) && !re.NotSent && !resend:
 		return errMaybeSent(u.cfg.Name, re)
+	}
+	if wait, ok := u.noteRateLimit(err); ok {
+		return errUpstreamRateLimited(u.cfg.Name, wait)
 	}
 	return upstreamError(u.cfg.Name, ctx, err)
 }

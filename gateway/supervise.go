@@ -17,6 +17,10 @@ package gateway
 //     or idempotent (a tool says so with readOnlyHint or
 //     idempotentHint). Another fails with CodeUpstreamFailed, saying that
 //     it may have run.
+//   - An HTTP server that limits the rate of requests (429, or a
+//     Retry-After) is left alone for the time it asked: its calls fail
+//     fast with CodeRateLimited and data.retryAfterMs, and its health
+//     checks wait; it is not down for that.
 //   - An upstream that refuses the gateway's credentials (HTTP 401 or
 //     403, a refused OAuth grant) is auth-failed, with what the operator
 //     must do, and is not tried again by itself (waitCredentials, in
@@ -31,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/redact"
@@ -138,4 +143,69 @@ func (u *upstream) sendAgain(ctx context.Context, err error, resend bool, sends 
 func errMaybeSent(server string, re *mcphttp.RequestError) *jsonrpc.Error {
 	return jsonrpc.Errorf(CodeUpstreamFailed, "Upstream %q: the connection failed before an answer (%s). The request may have reached the server, so it was not sent again (the tool is not marked read-only or idempotent): check whether it took effect before calling it again",
 		server, redact.String(re.Error())).WithData(map[string]any{"server": server})
+}
+
+// defaultRateWait is the pause after a 429 that says nothing of when to
+// come back.
+const defaultRateWait = time.Second
+
+// maxRateWait caps the pause an upstream may ask for: past it, a call is
+// let through to ask again, which costs one refused request.
+const maxRateWait = maxBackoff
+
+// rateLimitOf reports whether err is an upstream's HTTP answer asking
+// for fewer requests (429, or another status but 401 and 403 with a
+// Retry-After, such as a 503 while overloaded), and how long to wait.
+func rateLimitOf(err error) (time.Duration, bool) {
+	var he *mcphttp.HTTPError
+	if !errors.As(err, &he) || he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden {
+		return 0, false
+	}
+	wait := he.RetryAfter()
+	switch {
+	case wait > 0:
+	case he.Status == http.StatusTooManyRequests:
+		wait = defaultRateWait
+	default:
+		return 0, false
+	}
+	return min(wait, maxRateWait), true
+}
+
+// noteRateLimit records the pause that err asks for, if it is a rate
+// limit (rateLimitOf), and returns it.
+func (u *upstream) noteRateLimit(err error) (time.Duration, bool) {
+	wait, ok := rateLimitOf(err)
+	if !ok {
+		return 0, false
+	}
+	till := time.Now().Add(wait)
+	u.mu.Lock()
+	if till.After(u.limitedTill) {
+		u.limitedTill = till
+	}
+	u.mu.Unlock()
+	u.logger.Info("gateway: the upstream limits the rate of requests; holding its calls back", "for", wait.Round(time.Millisecond))
+	return wait, true
+}
+
+// limitLeft is how long the upstream's rate limit still holds.
+//
+// Calls during it fail at once rather than wait in the gateway, even
+// when the wait would fit in their time: a waiting call holds one of the
+// upstream's slots and its client with no sign of progress, while the
+// client, told retryAfterMs, can do something else meanwhile and knows
+// when to come back.
+func (u *upstream) limitLeft() time.Duration {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return time.Until(u.limitedTill)
+}
+
+// errUpstreamRateLimited is the error of a call to an upstream during
+// the rate limit it asked for.
+func errUpstreamRateLimited(server string, wait time.Duration) *jsonrpc.Error {
+	ms := max(wait.Milliseconds(), 1)
+	return jsonrpc.Errorf(CodeRateLimited, "Upstream %q is limiting the rate of requests; the gateway holds calls to it back for as long as it asked: retry in %d ms", server, ms).
+		WithData(map[string]any{"server": server, "retryAfterMs": ms})
 }

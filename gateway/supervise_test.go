@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/gateway/config"
+	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
@@ -262,6 +264,65 @@ func TestRefusedCredentialsAreAuthFailedUntilRetried(t *testing.T) {
 			}
 			waitUntil(t, func() bool { return hits.Load() > n }, "a request after the retry")
 			waitUntil(t, func() bool { return stateOf(g, "locked").State == StateAuthFailed }, "locked to be auth-failed again")
+		})
+	}
+}
+
+// Issue 21: an upstream that answers a call with 429 and a Retry-After
+// is left alone for that long: the call fails with CodeRateLimited and
+// data.retryAfterMs, the next call within the window fails the same way
+// without reaching the upstream, and the upstream is not down for it.
+func TestRateLimitedUpstreamIsLeftAloneAsAsked(t *testing.T) {
+	tests := []struct {
+		name       string
+		retryAfter string
+	}{
+		{"seconds", "60"},
+		{"an HTTP date", time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs logBuffer
+			var calls atomic.Int32
+			h := mcphttp.NewHandler(testUpstream("busy"), nil)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost {
+					body, _ := io.ReadAll(r.Body)
+					r.Body = io.NopCloser(bytes.NewReader(body))
+					if bytes.Contains(body, []byte(`"tools/call"`)) && calls.Add(1) == 1 {
+						w.Header().Set("Retry-After", tt.retryAfter)
+						http.Error(w, "slow down", http.StatusTooManyRequests)
+						return
+					}
+				}
+				h.ServeHTTP(w, r)
+			}))
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				h.Shutdown(ctx)
+				srv.Close()
+			})
+			busy := &configServer{Name: "busy", URL: srv.URL + "/mcp", Type: "http", ServerOptions: config.ServerOptions{HealthInterval: config.Duration(time.Hour)}}
+			g, cs := startGateway(t, &logs, &mcp.ClientOptions{ProtocolVersion: "2025-11-25"}, busy)
+			for i := range 2 {
+				_, err := cs.CallTool(context.Background(), "busy_echo", map[string]string{"text": "x"})
+				var e *jsonrpc.Error
+				if !errors.As(err, &e) || e.Code != CodeRateLimited {
+					t.Fatalf("call %d: %v, want code %d", i, err, CodeRateLimited)
+				}
+				var data struct{ RetryAfterMs int64 }
+				json.Unmarshal(e.Data, &data)
+				if data.RetryAfterMs < 50_000 {
+					t.Errorf("call %d: retryAfterMs %d, want about the minute or hour asked (%s)", i, data.RetryAfterMs, e.Data)
+				}
+			}
+			if n := calls.Load(); n != 1 {
+				t.Errorf("the upstream got %d calls, want 1: the second came within the window it asked for", n)
+			}
+			if st := stateOf(g, "busy"); st.State != StateReady {
+				t.Errorf("the rate-limited upstream is %s (%s), want ready", st.State, st.Error)
+			}
 		})
 	}
 }

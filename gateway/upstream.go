@@ -131,6 +131,9 @@ type upstream struct {
 	// hung is the last session closed because its server stopped
 	// answering (mu): its calls fail as timed out, not as broken.
 	hung *mcp.ClientSession
+	// limitedTill is when the rate limit the upstream asked for ends
+	// (mu): till then its calls fail fast (supervise.go).
+	limitedTill time.Time
 
 	// firstRound, set by Start, tells the gateway that the upstream's
 	// first connection was listed or failed (nil after a reload).
@@ -413,6 +416,9 @@ func (u *upstream) run(ctx context.Context) {
 		probeClosed = false
 		if err != nil {
 			wait := backoff + time.Duration(rand.Int64N(int64(backoff/2)+1))
+			if limit, ok := u.noteRateLimit(err); ok {
+				wait = max(wait, limit) // as it asked
+			}
 			u.mu.Lock()
 			u.retryAt = time.Now().Add(wait)
 			u.mu.Unlock()
@@ -641,7 +647,7 @@ func (u *upstream) serve(ctx context.Context, cs *mcp.ClientSession) (idle bool,
 			pctx, cancel := context.WithTimeout(ctx, min(u.timeout(), 5*time.Second))
 			perr := cs.Ping(pctx)
 			cancel()
-			if perr != nil {
+			if _, limited := u.noteRateLimit(perr); perr != nil && !limited {
 				u.logger.Warn("gateway: a call could not reach the upstream, nor could a probe; taking it down until it answers again", "call", err, "probe", perr)
 				cs.Close()
 				u.setDown(fmt.Errorf("a call failed (%v) and so did a probe: %w", err, perr))
@@ -654,11 +660,17 @@ func (u *upstream) serve(ctx context.Context, cs *mcp.ClientSession) (idle bool,
 			}
 			u.mu.Unlock()
 		case <-tick:
+			if u.limitLeft() > 0 {
+				break // a ping would only spend what the server allows
+			}
 			// Ping is ping for a legacy session and server/discover for a
 			// 2026-07-28 one, which has no ping.
 			pctx, cancel := context.WithTimeout(ctx, u.timeout())
 			err := cs.Ping(pctx)
 			cancel()
+			if _, limited := u.noteRateLimit(err); limited {
+				err = nil // it answered, asking for less
+			}
 			u.mu.Lock()
 			if err != nil && u.state == StateReady {
 				u.lastErr = err
