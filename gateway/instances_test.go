@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
 // statefulEnv makes the test binary statefulUpstream (see TestMain).
@@ -222,6 +224,44 @@ func TestSharedAndTenantInstances(t *testing.T) {
 					t.Errorf("session %d (tenant %q): process %d (the first's %d), recalls %q; want shared %v", i, tn, pid, first, recalled, tc.same[i])
 				}
 			}
+		})
+	}
+}
+
+// Issue 21: over HTTP a session is the Mcp-Session-Id's: its notes carry
+// from call to call, and its instance stops when the client ends the
+// session (DELETE). A 2026-07-28 client has no session beyond a request,
+// so each of its requests gets an instance of its own, stopped after it.
+func TestSessionInstancesOverHTTP(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		recalls string
+	}{
+		{"2025-11-25", "kept"},
+		{mcp.ModernVersion, ""},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			var logs logBuffer
+			g := runGateway(t, &logs, notesServer(config.InstancesSession))
+			waitState(t, g, StateIdle)
+			srv := httptest.NewServer(mcphttp.NewHandler(g.Server(), nil))
+			t.Cleanup(srv.Close)
+			cs, err := mcp.NewClient(nil, &mcp.ClientOptions{ProtocolVersion: tc.version}).Connect(context.Background(), &mcphttp.ClientTransport{Endpoint: srv.URL + "/mcp", DisableLegacyFallback: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			callText(t, cs, "notes_remember", textIn{"kept"})
+			if got := callText(t, cs, "notes_recall", nil); got != tc.recalls {
+				t.Errorf("recall = %q, want %q", got, tc.recalls)
+			}
+			if tc.recalls == "" {
+				waitUntil(t, func() bool { return g.instances.running("notes") == 0 }, "the requests' instances to stop")
+				return
+			}
+			pid, _ := where(t, cs)
+			cs.Close()
+			waitUntil(t, func() bool { return processGone(pid) }, "process %d to exit once the session is deleted", pid)
 		})
 	}
 }
