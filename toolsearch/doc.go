@@ -116,9 +116,15 @@ func buildDoc(e *Entry, c *docFreqs) *doc {
 		add(fSummary, sum)
 	}
 	counts(fDescription, c.desc.terms, c.desc.pairs)
-	forEachParam(t.InputSchema, func(name, desc string) {
+	required := requiredOf(t.InputSchema)
+	d.required = len(required)
+	forEachParam(t.InputSchema, func(name string, schema map[string]any) {
 		add(fParams, name)
-		add(fParamDocs, desc)
+		if p := paramOf(tx.words, schema); (p.kinds != 0 || p.shapes != nil) && len(d.params) < maxParams {
+			p.required = slices.Contains(required, name)
+			d.params = append(d.params, p)
+		}
+		add(fParamDocs, stringOf(schema["description"]))
 	})
 	add(fMeta, category)
 	add(fMeta, strings.Join(keywords, " "))
@@ -167,9 +173,15 @@ func summary(desc string) string {
 	return desc
 }
 
+// requiredOf returns the names of the required properties of a schema.
+func requiredOf(schema any) []string {
+	m, _ := schema.(map[string]any)
+	return stringsOf(m["required"])
+}
+
 // forEachParam walks the top-level properties of an input schema, in a
-// stable order.
-func forEachParam(schema any, f func(name, desc string)) {
+// stable order, with each one's schema.
+func forEachParam(schema any, f func(name string, p map[string]any)) {
 	m, _ := schema.(map[string]any)
 	props, _ := m["properties"].(map[string]any)
 	names := make([]string, 0, len(props))
@@ -179,8 +191,7 @@ func forEachParam(schema any, f func(name, desc string)) {
 	slices.Sort(names)
 	for _, k := range names {
 		p, _ := props[k].(map[string]any)
-		desc, _ := p["description"].(string)
-		f(k, desc)
+		f(k, p)
 	}
 }
 

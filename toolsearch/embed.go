@@ -115,7 +115,7 @@ func embedText(d *doc) string {
 		b.WriteString(truncateText(desc, maxEmbedDescription))
 	}
 	n := 0
-	forEachParam(t.InputSchema, func(name, _ string) {
+	forEachParam(t.InputSchema, func(name string, _ map[string]any) {
 		if n == maxEmbedParams {
 			return
 		}

@@ -19,6 +19,8 @@ func FuzzSearch(f *testing.F) {
 	f.Add("MySQL ÉCOLE s3Bucket EC2Instance", "getHTTP2Server", "Ünïcödé\x00\xff text.\nAnother sentence", 1)
 	f.Add("the a of", "list_files", "the of a", -5)
 	f.Add("aks kv appconfig cosmosdb", "aks_kv_list", "Azure Kubernetes Service key-value", 25)
+	f.Add("fetch http://127.0.0.1:43685/ then read /tmp/a.txt, mail bob@x.io about PROJ-12 on 2025-03-14 at 10:00 for $5",
+		"get_page2", "Read a page (e.g. ABC-123, 2025-01-01, a@b.co, /srv/x.md).", 5)
 	discard := slog.New(slog.NewTextHandler(io.Discard, nil))
 	f.Fuzz(func(t *testing.T, query, name, desc string, k int) {
 		k %= 30

@@ -110,6 +110,11 @@ type doc struct {
 	// name and removing a doc look nothing up.
 	terms []*term
 	names int // terms[:names] are the terms of the name field
+	// params are the parameters that take a kind of value a query may
+	// carry (see fit), at most maxParams; required counts every
+	// required parameter.
+	params   []param
+	required int
 	// freqs are the term frequencies from analysis, until the doc is
 	// added.
 	freqs []termFreq

@@ -88,14 +88,23 @@ var (
 	// short and chosen with care, so a query that says every word of
 	// one (weighted by rarity) very likely means that tool.
 	coverWeight = 1.0
+	// kindWordWeight is what the words of a query value's kind get (see
+	// kindWords): implied, as operations are (see operationWeight).
+	kindWordWeight = 0.3
+	// fitWeight rewards a tool whose parameters take the query's values
+	// (see fit), as coverWeight one whose name it says.
+	fitWeight = 0.5
 )
 
 // queryTerms weighs the query's terms: each word once per use, the pairs
 // of adjacent words run together, the parts of a word the index only
 // knows apart ("cosmosdb": cosmos, db), and the words it implies
 // (synonyms of common operations) at a fraction of a word, never more
-// than the word itself has.
-func (ix *Index) queryTerms(text string) map[string]float64 {
+// than the word itself has. The query's values are not words: each
+// stands for the parameters that take its kind, and implies the words of
+// its kind (see queryValues).
+func (ix *Index) queryTerms(text string) (map[string]float64, []value) {
+	text, values := queryValues(text, nil)
 	var tx analysis
 	ix.an.lexicon(false).analyze(text, true, &tx)
 	terms := tx.terms
@@ -123,7 +132,14 @@ func (ix *Index) queryTerms(text string) map[string]float64 {
 			}
 		}
 	}
-	return w
+	for _, v := range values {
+		for _, kw := range kindWords[v.kind] {
+			if s := ix.an.stem(kw, false); w[s] < kindWordWeight {
+				w[s] = kindWordWeight
+			}
+		}
+	}
+	return w, values
 }
 
 // df is how many live docs have a term.
@@ -155,7 +171,7 @@ func (ix *Index) bm25(text string, acc *accum) []scored {
 		norm[f] = ix.opts.Weights.of(f)
 	}
 	k1 := ix.opts.K1
-	qt := ix.queryTerms(text)
+	qt, values := ix.queryTerms(text)
 	// In a fixed order: floating-point sums in map order differ in the
 	// last digits from run to run, and ties would swap places.
 	for _, s := range slices.Sorted(maps.Keys(qt)) {
@@ -199,6 +215,10 @@ func (ix *Index) bm25(text string, acc *accum) []scored {
 				all += idf(t.df, ix.live)
 			}
 			s *= 1 + coverWeight*have/all
+		}
+		if len(values) > 0 {
+			d := ix.docs[id]
+			s *= 1 + fitWeight*fit(values[:min(len(values), maxValues)], d.params, d.required)
 		}
 		out = append(out, scored{id, s})
 	}
