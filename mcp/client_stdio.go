@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/redact"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -124,9 +125,11 @@ func (t *CommandTransport) Connect(ctx context.Context) (Conn, error) {
 	return c, nil
 }
 
+// cmdName is the command line as logs show it: a secret passed as an
+// argument (--api-key X, a bare token) is hidden by what it is.
 func cmdName(cmd *exec.Cmd) string {
 	if len(cmd.Args) > 0 {
-		return strings.Join(cmd.Args, " ")
+		return strings.Join(append([]string{cmd.Args[0]}, redact.Args(cmd.Args[1:])...), " ")
 	}
 	return cmd.Path
 }

@@ -281,3 +281,21 @@ func TestTellingStderrLines(t *testing.T) {
 		t.Errorf("telling lines: %q", got)
 	}
 }
+
+// The command line names the server in every log line of its
+// connection: a secret among its arguments must not be in it.
+func TestCommandNameInLogsHidesSecretArguments(t *testing.T) {
+	for _, args := range [][]string{
+		{"npx", "-y", "@neondatabase/mcp-server-neon@0.3.7", "start", "napi_dummy00000000000000000000000000000000000"},
+		{"npx", "-y", "some-server", "vT9eZIIJvjiwBS21IDfXlSms"},
+		{"npx", "-y", "@stripe/mcp@0.2.5", "--api-key", "sk_test_dummy00000000000000000000"},
+	} {
+		name := cmdName(exec.Command(args[0], args[1:]...))
+		if secret := args[len(args)-1]; strings.Contains(name, secret) {
+			t.Errorf("%q shows %q", name, secret)
+		}
+		if !strings.Contains(name, args[2]) {
+			t.Errorf("%q lost the package %q", name, args[2])
+		}
+	}
+}
