@@ -1,16 +1,19 @@
 package gateway
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"os/signal"
 	"regexp"
 	"slices"
 	"strconv"
@@ -31,11 +34,11 @@ import (
 // stdio (see TestMain).
 const stuckEnv = "MCPGATE_TEST_STUCK"
 
-// runStuck serves a server that can be made to stop answering: its tool
-// freeze stops the whole process (SIGSTOP), as a server stuck in a loop
-// or a deadlock stops reading; job runs only as a task, and waits. It
-// first starts a child in its process group, as npx starts node, which
-// ignores SIGTERM.
+// runStuck serves over stdio a server that can be made to stop
+// answering: on a call of freeze it stops reading anything (a server
+// stuck in a loop or a deadlock), ignoring SIGTERM; a call of job, which
+// runs only as a task, it never answers. It first starts a child in its
+// process group, as npx starts node, which ignores SIGTERM too.
 func runStuck() {
 	child := exec.Command(os.Args[0])
 	child.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, stuckEnv+"=") })
@@ -45,21 +48,45 @@ func runStuck() {
 		os.Exit(1)
 	}
 	fmt.Fprintf(os.Stderr, "stuck server pid %d child %d\n", os.Getpid(), child.Process.Pid)
-	s := mcp.NewServer(&mcp.Implementation{Name: "stuck", Version: "1"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "freeze", Description: "Stops the server's process"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		fmt.Fprintln(os.Stderr, "freezing")
-		syscall.Kill(os.Getpid(), syscall.SIGSTOP)
-		return mcp.TextResult("thawed"), nil, nil
-	})
-	mcp.AddTool(s, &mcp.Tool{Name: "job", Description: "Runs as a task until cancelled", Execution: &mcp.ToolExecution{TaskSupport: mcp.TaskSupportRequired}}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		fmt.Fprintln(os.Stderr, "job waiting")
-		<-ctx.Done()
-		return nil, nil, ctx.Err()
-	})
-	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Its process id"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		return mcp.TextResult(strconv.Itoa(os.Getpid())), nil, nil
-	})
-	s.ServeStdio(context.Background(), nil)
+	tool := func(name string, extra map[string]any) map[string]any {
+		t := map[string]any{"name": name, "inputSchema": map[string]any{"type": "object"}}
+		maps.Copy(t, extra)
+		return t
+	}
+	tools := []any{tool("freeze", nil), tool("pid", nil), tool("job", map[string]any{"execution": map[string]any{"taskSupport": "required"}})}
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(nil, 1<<20)
+	out := json.NewEncoder(os.Stdout)
+	for in.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct{ Name string }
+		}
+		if json.Unmarshal(in.Bytes(), &m) != nil || m.ID == nil || m.Method == "" {
+			continue // notifications, answers
+		}
+		var result any = map[string]any{}
+		switch m.Method {
+		case "initialize":
+			result = map[string]any{"protocolVersion": "2025-11-25", "serverInfo": map[string]any{"name": "stuck", "version": "1"},
+				"capabilities": map[string]any{"tools": map[string]any{}, "tasks": map[string]any{"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}}}
+		case "tools/list":
+			result = map[string]any{"tools": tools}
+		case "tools/call":
+			switch m.Params.Name {
+			case "freeze":
+				fmt.Fprintln(os.Stderr, "freezing")
+				signal.Ignore(syscall.SIGTERM)
+				time.Sleep(time.Hour)
+			case "job":
+				fmt.Fprintln(os.Stderr, "job waiting")
+				continue
+			}
+			result = map[string]any{"content": []any{map[string]any{"type": "text", "text": strconv.Itoa(os.Getpid())}}}
+		}
+		out.Encode(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": result})
+	}
 }
 
 // gone reports whether pid has exited (or waits to be reaped).
