@@ -208,7 +208,14 @@ func (c *Config) LookCommands() []*Diagnostic {
 		if s == nil || s.Disabled || s.Command == "" {
 			continue
 		}
-		_, err := s.LookCommand()
+		look := s
+		if instanceVarIn(s.Cwd) != "" {
+			// The gateway makes each instance's directory as it starts it.
+			c := *s
+			c.Cwd = ""
+			look = &c
+		}
+		_, err := look.LookCommand()
 		var e *CommandError
 		if !errors.As(err, &e) {
 			continue

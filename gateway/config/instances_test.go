@@ -80,3 +80,19 @@ func TestInstanceVariablesAreLeftForEachInstance(t *testing.T) {
 		t.Errorf("ForInstance changed the server's own settings: %q, %q", mem.Args, mem.Env)
 	}
 }
+
+// Issue 21: check-config's look for commands does not warn that a cwd
+// naming the instance's directory does not exist: the gateway makes it
+// for each instance.
+func TestLookCommandsLeavesTheInstanceDirectoryToTheGateway(t *testing.T) {
+	src := `{"mcpServers": {"a": {"command": "sh", "cwd": "${MCPGATE_INSTANCE_DIR}", "instances": "session"},
+	  "b": {"command": "sh", "cwd": "/nonexistent-dir"}}}`
+	c, err := Parse([]byte(src), "c.json", env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	warns := c.LookCommands()
+	if len(warns) != 1 || !strings.Contains(warns[0].Error(), "/nonexistent-dir") {
+		t.Errorf("warnings %v; want one, about b's cwd only", warns)
+	}
+}
