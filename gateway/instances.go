@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -152,7 +153,7 @@ func (g *Gateway) instanceFor(ctx context.Context, req *mcp.Request, base *upstr
 	gctx := g.ctx
 	g.mu.Unlock()
 	if gctx == nil || gctx.Err() != nil {
-		return nil, errUnavailable(name, fmt.Errorf("the gateway is not running"), StateDown, time.Second)
+		return nil, errUnavailable(name, errors.New("the gateway is not running"), StateDown, time.Second)
 	}
 	is := &g.instances
 	is.mu.Lock()
@@ -166,7 +167,7 @@ func (g *Gateway) instanceFor(ctx context.Context, req *mcp.Request, base *upstr
 		principal := mcp.PrincipalFrom(ctx)
 		if err := is.capLocked(base.cfg, principal); err != nil {
 			is.mu.Unlock()
-			g.logger.Info("gateway: a session was refused an instance of its own", "upstream", name, "principal", displayPrincipal(ctx), "cap", err.Message)
+			base.logger.Info("gateway: a session was refused an instance of its own", "principal", displayPrincipal(ctx), "error", err.Message)
 			return nil, err
 		}
 		in = &instance{base: base, server: name, principal: principal, ss: req.Session}
