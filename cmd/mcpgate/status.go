@@ -30,7 +30,9 @@ func newStatusCmd() *cobra.Command {
 --metrics-addr ADDR --admin-token-file FILE): its state and since when, its
 last error, tools, restarts, calls, errors and latency (p50, p99 of the
 latest calls), and whether the gateway is ready. A server that failed to
-start the same way again and again is "failed" and waits for --retry.
+start the same way again and again is "failed", one that refused the
+gateway's credentials "auth-failed" (its error says what to check); both
+wait for --retry (or, for auth-failed, a change of the server's settings).
 
 URL is the gateway's ops listener (--metrics-addr); by default
 MCPGATE_METRICS_ADDR, else http://127.0.0.1:9464. The admin token comes
