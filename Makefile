@@ -30,8 +30,11 @@ FUZZ_TARGETS := \
 
 test: deps vet unit fuzz conformance interop
 
+# The pinned npm servers of the real-server test (cmd/mcpgate/testdata/
+# realservers/core), installed here so that the test's time is its own.
 deps:
 	@scripts/ensure-deps.sh
+	@cmd/mcpgate/testdata/realservers/install.sh core
 
 vet:
 	$(GO) vet ./...
