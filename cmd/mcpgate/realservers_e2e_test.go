@@ -127,12 +127,12 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// startGatewayOn starts the gateway in rs's folder, so that npx finds the
-// packages in its node_modules.
-func startGatewayOn(t *testing.T, ctx context.Context, rs *realServers, config string, env []string) *gatewayRun {
+// startGateway starts the gateway binary bin in dir: a server without
+// cwd runs there, and npx finds the packages of dir's node_modules.
+func startGateway(t *testing.T, ctx context.Context, bin, dir, config string, env []string) *gatewayRun {
 	t.Helper()
-	cmd := exec.Command(binary, "serve", "--stdio", "--config", config, "--db", filepath.Join(t.TempDir(), "tasks.db"))
-	cmd.Dir, cmd.Env = rs.dir, env
+	cmd := exec.Command(bin, "serve", "--stdio", "--config", config, "--db", filepath.Join(t.TempDir(), "tasks.db"))
+	cmd.Dir, cmd.Env = dir, env
 	g := &gatewayRun{cmd: cmd, stderr: &syncBuffer{}}
 	// The gateway's log, as the transport reads it line by line.
 	logger := slog.New(slog.NewTextHandler(g.stderr, nil))
@@ -391,7 +391,7 @@ func TestRealServersComeBackReloadAndLeaveNoProcess(t *testing.T) {
 	options := map[string]any{"startWindow": "200s", "defaults": map[string]any{"start": "eager"}}
 	config := filepath.Join(dir, "mcpgate.json")
 	rs.config(t, config, options, first...)
-	g := startGatewayOn(t, ctx, rs, config, env)
+	g := startGateway(t, ctx, binary, rs.dir, config, env)
 	gw := g.cmd.Process.Pid
 	packages := map[string]string{}
 	for n, raw := range rs.Servers {
@@ -493,7 +493,7 @@ func TestRealServersDieWithAKilledGateway(t *testing.T) {
 	names := []string{"everything", "filesystem", "git-cyanheads", "memory", "sequential-thinking", "cloudflare"}
 	config := filepath.Join(dir, "mcpgate.json")
 	rs.config(t, config, map[string]any{"startWindow": "100s", "defaults": map[string]any{"start": "eager"}}, names...)
-	g := startGatewayOn(t, ctx, rs, config, offlineNpmEnv(t, dir))
+	g := startGateway(t, ctx, binary, rs.dir, config, offlineNpmEnv(t, dir))
 	got, err := g.toolCounts(ctx)
 	if err != nil {
 		t.Fatalf("tools/list: %v\n%s", err, g.stderr)
