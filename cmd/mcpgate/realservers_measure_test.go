@@ -1,4 +1,4 @@
-//go:build measure
+//go:build measure && linux
 
 package main
 
