@@ -89,7 +89,8 @@ func (rs *realServers) config(t *testing.T, path string, options map[string]any,
 // offlineNpmEnv is the environment of a gateway whose servers' npx must
 // find every package in node_modules: npm offline, with an empty cache
 // of its own (a package npx had to fetch fails with ENOTCACHED), and
-// ${SCRATCH} of the eval configuration in dir.
+// ${SCRATCH} of the eval configuration in dir, and HOME there too, where
+// some servers write logs and state.
 func offlineNpmEnv(t *testing.T, dir string) []string {
 	t.Helper()
 	scratch := filepath.Join(dir, "scratch")
@@ -98,7 +99,7 @@ func offlineNpmEnv(t *testing.T, dir string) []string {
 			t.Fatal(err)
 		}
 	}
-	return append(os.Environ(), "SCRATCH="+scratch, "npm_config_offline=true",
+	return append(os.Environ(), "SCRATCH="+scratch, "HOME="+filepath.Join(scratch, "home"), "npm_config_offline=true",
 		"npm_config_cache="+filepath.Join(dir, "npm-cache"), "npm_config_update_notifier=false")
 }
 
