@@ -67,10 +67,13 @@ func (c *clientConn) post(ctx context.Context, msg []byte, o outgoing) (int, err
 		done()
 		return 0, requestError(http.MethodPost, u, err)
 	}
-	if resp.StatusCode/100 != 2 && o.modern != nil && resp.StatusCode/100 == 4 && mediaType(resp.Header.Get("Content-Type")) == "application/json" {
+	if resp.StatusCode/100 != 2 && o.modern != nil && resp.StatusCode/100 == 4 && resp.StatusCode != http.StatusTooManyRequests &&
+		mediaType(resp.Header.Get("Content-Type")) == "application/json" {
 		// A modern server answers errors with a status and a JSON-RPC
 		// body that the caller must see as the call's error: a legacy
 		// server's refusal of the same request carries no matching id.
+		// Not a 429: its Retry-After, which only the HTTPError keeps, is
+		// what the caller must act on (the body's message is in it too).
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, int64(c.maxSize)))
 		resp.Body.Close()
 		if m, de := jsonrpc.DecodeMessage(b); de == nil && m.Kind() == jsonrpc.KindResponse && m.ID == o.ids[0] {

@@ -3,10 +3,15 @@ package mcphttp
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
 )
 
 // A Retry-After header is read as seconds or as an HTTP date; what
@@ -84,5 +89,43 @@ func TestRequestErrorSaysWhetherTheRequestWasSent(t *testing.T) {
 				t.Errorf("the cause is not kept: %#v", re)
 			}
 		})
+	}
+}
+
+// A 2026-07-28 server's 429 comes with a JSON-RPC error body for the
+// request; the caller still gets the HTTPError, whose Retry-After says
+// how long to leave the server alone.
+func TestModernRateLimitKeepsRetryAfter(t *testing.T) {
+	s := testServer()
+	h := NewHandler(s, nil)
+	srv := newServer(t, h, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") != "tools/call" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		m, de := jsonrpc.DecodeMessage(b)
+		if de != nil {
+			t.Errorf("a tools/call that does not decode: %s", b)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Retry-After", "7")
+		w.WriteHeader(http.StatusTooManyRequests)
+		w.Write(jsonrpc.AppendError(nil, m.ID, &jsonrpc.Error{Code: -32001, Message: "slow down"}))
+	}))
+	cs := connectClient(t, srv.URL+"/mcp", nil, &mcp.ClientOptions{ProtocolVersion: "auto"})
+	if cs.ProtocolVersion() != "2026-07-28" {
+		t.Fatalf("negotiated %q, want 2026-07-28", cs.ProtocolVersion())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // a bound on a hang
+	defer cancel()
+	_, err := cs.CallTool(ctx, "echo", nil)
+	var he *HTTPError
+	if !errors.As(err, &he) || he.RetryAfter() != 7*time.Second {
+		t.Fatalf("got %v, want an HTTPError with Retry-After 7s", err)
+	}
+	if !strings.Contains(err.Error(), "slow down") {
+		t.Errorf("the server's message is lost: %v", err)
 	}
 }
