@@ -297,16 +297,9 @@ const DefaultStartWindow = 5 * time.Second
 // client that lists once, at once, sees every upstream's tools. What an
 // upstream publishes later comes with list_changed, as always.
 func (g *Gateway) endDiscovery(ctx context.Context, first *sync.WaitGroup) {
-	done := make(chan struct{})
-	go func() {
-		first.Wait()
-		close(done)
-	}()
-	t := time.NewTimer(g.startWindow)
-	defer t.Stop()
 	select {
-	case <-done:
-	case <-t.C:
+	case <-roundListed(first):
+	case <-time.After(g.startWindow):
 		var slow []string
 		for _, st := range g.Status() {
 			if st.State == StateStarting {
@@ -318,6 +311,17 @@ func (g *Gateway) endDiscovery(ctx context.Context, first *sync.WaitGroup) {
 	case <-ctx.Done():
 	}
 	close(g.discovered)
+}
+
+// roundListed is closed once every upstream of a round has been listed or has
+// failed: each calls its firstRound, which is the group's Done.
+func roundListed(round *sync.WaitGroup) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		round.Wait()
+		close(done)
+	}()
+	return done
 }
 
 // discovering reports whether the first round of upstream discovery is

@@ -81,26 +81,19 @@ func (g *Gateway) Reload(cfg *config.Config) {
 	// it started are listed (or the start window passes), not once a
 	// server as each stops and starts.
 	release := g.server.HoldListChanged()
-	var listed sync.WaitGroup
+	var round sync.WaitGroup
 	for _, u := range start {
 		if u.tenantKey == "" {
-			listed.Add(1)
-			u.firstRound = sync.OnceFunc(listed.Done)
+			round.Add(1)
+			u.firstRound = sync.OnceFunc(round.Done)
 		}
 	}
 	go func() {
-		done := make(chan struct{})
-		go func() {
-			listed.Wait()
-			close(done)
-		}()
-		t := time.NewTimer(g.startWindow)
-		defer t.Stop()
+		defer release()
 		select {
-		case <-done:
-		case <-t.C:
+		case <-roundListed(&round):
+		case <-time.After(g.startWindow):
 		}
-		release()
 	}()
 	for _, u := range stop {
 		// A server kept under its names restarts; its tools are only
