@@ -2,36 +2,22 @@ package gateway
 
 import (
 	"context"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpgate/mcpgate/gateway/config"
+	"github.com/mcpgate/mcpgate/internal/testbin"
 	"github.com/mcpgate/mcpgate/mcp"
 )
-
-// buildBareServer builds internal/testdata/bareserver, a tool server
-// without the MCP lifecycle (initialize and ping are -32601 to it), and
-// returns its path.
-func buildBareServer(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "bareserver")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/mcpgate/mcpgate/internal/testdata/bareserver").CombinedOutput()
-	if err != nil {
-		t.Fatalf("building the bare server: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // A bare tool server, configured or detected, publishes its tools under
 // its prefix; its values come back as structured content and text, its
 // errors as isError results; health checks do not take it for dead for
 // not knowing ping.
 func TestBareUpstreamPublishesItsTools(t *testing.T) {
-	bin := buildBareServer(t)
+	bin := testbin.Build(t, testbin.BareServer)
 	for _, tc := range []struct {
 		protocol   string
 		initialize bool // whether the gateway asks it initialize
@@ -90,7 +76,7 @@ func TestBareUpstreamPublishesItsTools(t *testing.T) {
 // protocol: mcp is MCP only: a server that does not know initialize is
 // down, with initialize's error.
 func TestUpstreamOfProtocolMCPIsNotTakenForBare(t *testing.T) {
-	bin := buildBareServer(t)
+	bin := testbin.Build(t, testbin.BareServer)
 	var logs logBuffer
 	g := runGateway(t, &logs, &configServer{Name: "calc", Command: bin, Protocol: "mcp", ServerOptions: config.ServerOptions{Start: "eager"}})
 	waitState(t, g, StateDown, StateFailed)

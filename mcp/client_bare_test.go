@@ -5,30 +5,18 @@ import (
 	"errors"
 	"log/slog"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpgate/mcpgate/internal/testbin"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
-// buildBareServer builds internal/testdata/bareserver, a tool server
-// without the MCP lifecycle, and returns its path.
-func buildBareServer(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "bareserver")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/mcpgate/mcpgate/internal/testdata/bareserver").CombinedOutput()
-	if err != nil {
-		t.Fatalf("building the bare server: %v\n%s", err, out)
-	}
-	return bin
-}
-
 func TestBareToolServerIsSpokenToAsOne(t *testing.T) {
-	bin := buildBareServer(t)
+	bin := testbin.Build(t, testbin.BareServer)
 	for _, tc := range []struct {
 		name string
 		mode BareMode
@@ -128,7 +116,7 @@ func TestBareToolServerIsSpokenToAsOne(t *testing.T) {
 }
 
 func TestBareNeverFailsConnectWhenInitializeIsUnknown(t *testing.T) {
-	bin := buildBareServer(t)
+	bin := testbin.Build(t, testbin.BareServer)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a bound on a hang
 	defer cancel()
 	_, err := NewClient(nil, &ClientOptions{Bare: BareNever}).Connect(ctx, &CommandTransport{Command: exec.Command(bin)})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -12,27 +11,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgate/mcpgate/internal/testbin"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
-// buildBareServer builds internal/testdata/bareserver, a tool server
-// written as templates write them: tools/list and tools/call, and -32601
-// for anything else, initialize included. It returns its path.
-func buildBareServer(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "bareserver")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/mcpgate/mcpgate/internal/testdata/bareserver").CombinedOutput()
-	if err != nil {
-		t.Fatalf("building the bare server: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // The client commands work against a bare tool server: found out (with
 // a warning) or declared with --bare (quietly, without initialize).
 func TestClientBareToolServer(t *testing.T) {
-	server := []string{"--", buildBareServer(t)}
+	server := []string{"--", testbin.Build(t, testbin.BareServer)}
 	const warning = "does not speak the MCP lifecycle"
 	for _, tc := range []struct {
 		name   string
@@ -86,7 +73,7 @@ func TestClientBareToolServer(t *testing.T) {
 // content and text, an upstream's error as isError, and mcpgate status
 // says they are bare.
 func TestGatewayBinaryBareToolServers(t *testing.T) {
-	bin := buildBareServer(t)
+	bin := testbin.Build(t, testbin.BareServer)
 	dir := t.TempDir()
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
 		"calc":  map[string]any{"command": bin, "protocol": "bare"},
