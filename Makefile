@@ -11,6 +11,7 @@ FUZZ_TARGETS := \
 	./jsonrpc:FuzzDecodeFast \
 	./internal/jsonscan:FuzzValid \
 	./internal/redact:FuzzString \
+	./internal/redact:FuzzArgs \
 	./mcp:FuzzSessionHandle \
 	./mcp:FuzzFlatSchema \
 	./mcp:FuzzToolResultFastEncoding \
@@ -24,7 +25,10 @@ FUZZ_TARGETS := \
 	./mcphttp:FuzzSSEReader \
 	./auth/oauthclient:FuzzParseWWWAuthenticate \
 	./gateway/config:FuzzParse \
-	./toolsearch:FuzzSearch
+	./toolsearch:FuzzSearch \
+	./toolsearch:FuzzQueryValues \
+	./toolsearch:FuzzWords \
+	./toolsearch:FuzzEstimate
 
 .PHONY: eval-search test deps vet unit fuzz conformance conformance-next build docs bench interop
 
