@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -34,6 +35,7 @@ func statefulUpstream() *mcp.Server {
 		mu.Lock()
 		defer mu.Unlock()
 		notes = append(notes, in.Text)
+		defer s.ResourceUpdated("notes://all")
 		if f := os.Getenv("NOTES_FILE"); f != "" {
 			if err := os.WriteFile(f, []byte(strings.Join(notes, ",")), 0o600); err != nil {
 				return nil, nil, err
@@ -48,6 +50,11 @@ func statefulUpstream() *mcp.Server {
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "where", Description: "Its process id and notes file"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		return mcp.TextResult(strconv.Itoa(os.Getpid()) + " " + os.Getenv("NOTES_FILE")), nil, nil
+	})
+	s.AddResource(&mcp.Resource{URI: "notes://all", Name: "all notes"}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: strings.Join(notes, ",")}}}, nil
 	})
 	return s
 }
@@ -263,5 +270,47 @@ func TestSessionInstancesOverHTTP(t *testing.T) {
 			cs.Close()
 			waitUntil(t, func() bool { return processGone(pid) }, "process %d to exit once the session is deleted", pid)
 		})
+	}
+}
+
+// Issue 21: a session's instance's resources are that session's: news
+// that one changed goes to that session, not to every session subscribed
+// to the same published URI (whose instance is another process).
+func TestSessionInstanceUpdatesReachOnlyTheirSession(t *testing.T) {
+	var logs logBuffer
+	g := runGateway(t, &logs, notesServer(config.InstancesSession))
+	waitState(t, g, StateIdle)
+	connect := func() (*mcp.ClientSession, chan string) {
+		updated := make(chan string, 16)
+		// A session of its own: a 2026-07-28 client has none, and gets an
+		// instance per request.
+		cs := connectTo(t, g.Server(), &mcp.ClientOptions{ProtocolVersion: "2025-11-25",
+			ResourceUpdatedHandler: func(_ context.Context, _ *mcp.ClientSession, uri string) { updated <- uri }})
+		if err := cs.Subscribe(context.Background(), "notes+notes://all"); err != nil {
+			t.Fatalf("subscribe: %v", err)
+		}
+		return cs, updated
+	}
+	a, aUpdated := connect()
+	b, bUpdated := connect()
+	next := func(ch chan string, who string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(waitFor):
+			t.Fatalf("%s heard of no update to its own notes; log:\n%s", who, tail(logs.String(), 2000))
+		}
+	}
+	callText(t, a, "notes_remember", textIn{"a's"})
+	next(aUpdated, "a")
+	// b's own update comes after any that a's instance sent it: the
+	// one sent for a's note was sent before a's call returned.
+	callText(t, b, "notes_remember", textIn{"b's"})
+	next(bUpdated, "b")
+	// A round trip each, for anything still on its way.
+	callText(t, a, "notes_recall", nil)
+	callText(t, b, "notes_recall", nil)
+	if n, m := len(bUpdated), len(aUpdated); n != 0 || m != 0 {
+		t.Errorf("%d more updates reached b and %d a: another session's instance's updates leaked", n, m)
 	}
 }

@@ -139,6 +139,12 @@ func (u *upstream) resubscribe(ctx context.Context, cs *mcp.ClientSession) {
 
 // resourceUpdated publishes an upstream's update under the published URI.
 func (u *upstream) resourceUpdated(_ context.Context, _ *mcp.ClientSession, uri string) {
+	if owner := u.inst.owner; owner != nil {
+		// A session's own instance: its resources are that session's,
+		// and so is the news that one changed.
+		owner.ResourceUpdated(publishURI(u.cfg.Name, uri))
+		return
+	}
 	u.g.server.ResourceUpdated(publishURI(u.cfg.Name, uri))
 }
 

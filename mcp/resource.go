@@ -392,6 +392,20 @@ func (s *Server) ResourceUpdated(uri string) {
 	s.notifyListeners(notificationResourceUpdated, uri)
 }
 
+// ResourceUpdated tells this session alone that the resource at uri
+// changed, if it subscribed to it: for a resource whose content belongs
+// to one session (a gateway's process per session, say), whose updates
+// are nobody else's business. [Server.ResourceUpdated] tells every
+// subscriber.
+func (ss *ServerSession) ResourceUpdated(uri string) {
+	ss.mu.Lock()
+	_, ok := ss.subs[uri]
+	ss.mu.Unlock()
+	if ok && sessionState(ss.state.Load()) == stateOperating {
+		ss.notify(ss.out, notificationResourceUpdated, jsontext.Value(fmt.Appendf(nil, `{"uri":%s}`, quote(uri))))
+	}
+}
+
 func quote(s string) []byte {
 	b, _ := jsontext.AppendQuote(nil, s)
 	return b
