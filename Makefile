@@ -108,8 +108,9 @@ eval-search:
 # The benchmark suite (bench/, a module of its own): mcpgate's echo server
 # against the official Go SDK, mcp-go, the TypeScript server-everything and
 # two limit servers, over stdio and Streamable HTTP, then the gateway hop.
-# Prints the tables; results in bench/.work/results/. N, REPS and ONLY
-# from the environment (see README "Benchmarks"). bench-micro runs the Go
+# Prints the tables; results in bench/.work/results/. N, REPS, ONLY and
+# BASELINE (a git revision of mcpgate to measure beside this tree) from
+# the environment (see README "Benchmarks"). bench-micro runs the Go
 # micro-benchmarks of the hot paths.
 .PHONY: bench bench-micro
 bench:

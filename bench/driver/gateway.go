@@ -21,13 +21,22 @@ import (
 //	gw_http_via_limit   the same through limitproxy, a net/http forwarder doing no MCP work:
 //	                    what the HTTP stack allows a hop to add
 //
-// Server CPU of a via phase is the gateway's own.
+// Server CPU of a via phase is the gateway's own. With a baseline build
+// the phases run again on bin/echo-baseline and bin/mcpgate-baseline,
+// recorded as gateway-baseline, all but gw_http_via_limit (no mcpgate in
+// it).
 
 const gwTool = "echo_echo"
 
-func (r *run) gatewayPhases(work string) {
+// A gatewayBuild is the mcpgate whose gateway hop a round of phases
+// measures: key is its records' server, suffix that of its binaries.
+type gatewayBuild struct{ key, label, suffix string }
+
+const gatewayBaseline = "gateway-baseline"
+
+func (r *run) gatewayPhases(work string, gb gatewayBuild) {
 	bin := func(name string) string { return filepath.Join(work, "bin", name) }
-	base := record{Server: "gateway", Label: "mcpgate serve --config"}
+	base := record{Server: gb.key, Label: gb.label}
 	dir, err := os.MkdirTemp("", "mcpgate-bench-gw-")
 	if err != nil {
 		rec := base
@@ -36,7 +45,7 @@ func (r *run) gatewayPhases(work string) {
 		return
 	}
 	defer os.RemoveAll(dir)
-	echo := bin("echo")
+	echo := bin("echo" + gb.suffix)
 	writeConfig := func(name string, upstream map[string]any) string {
 		upstream["start"] = "eager"
 		b, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"echo": upstream}}, "", "  ")
@@ -45,14 +54,14 @@ func (r *run) gatewayPhases(work string) {
 		return path
 	}
 	gwArgs := func(cfg string) []string {
-		return []string{bin("mcpgate"), "serve", "--config", cfg, "--db", filepath.Join(dir, "tasks.db"), "--log-level", r.set.gwLog}
+		return []string{bin("mcpgate" + gb.suffix), "serve", "--config", cfg, "--db", filepath.Join(dir, "tasks.db"), "--log-level", r.set.gwLog}
 	}
 	n := r.set.gwN
 
 	// stdio upstream.
 	rec := base
 	rec.Phase = "gw_stdio_direct"
-	if c, err := openStdio("echo", []string{echo}, nil, r.logf); err != nil {
+	if c, err := openStdio("echo"+gb.suffix, []string{echo}, nil, r.logf); err != nil {
 		rec.Failed = err.Error()
 	} else {
 		r.stdioSeq(&rec, c, "echo", n)
@@ -68,7 +77,7 @@ func (r *run) gatewayPhases(work string) {
 
 	rec = base
 	rec.Phase = "gw_stdio_via_stdio"
-	if c, err := openStdio("gateway", append(gwArgs(stdioCfg), "--stdio"), nil, r.logf); err != nil {
+	if c, err := openStdio("gateway"+gb.suffix, append(gwArgs(stdioCfg), "--stdio"), nil, r.logf); err != nil {
 		rec.Failed = err.Error()
 	} else {
 		if err := waitToolStdio(c, gwTool); err != nil {
@@ -86,7 +95,7 @@ func (r *run) gatewayPhases(work string) {
 		return
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	up, err := spawn("echo-http", []string{echo, "-http", addr}, nil, false, false, r.logf)
+	up, err := spawn("echo-http"+gb.suffix, []string{echo, "-http", addr}, nil, false, false, r.logf)
 	if err == nil {
 		err = waitListening(up, port, 30*time.Second)
 	}
@@ -109,6 +118,9 @@ func (r *run) gatewayPhases(work string) {
 	rec.Phase = "gw_http_via_http"
 	r.viaHTTP(&rec, gwArgs(writeConfig("http.json", map[string]any{"url": t.url})), n, gwTool)
 	r.emit(rec)
+	if gb.suffix != "" {
+		return
+	}
 
 	rec = base
 	rec.Phase = "gw_http_via_limit"

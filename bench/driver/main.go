@@ -5,10 +5,12 @@
 // and one of the gateway hop. `make bench` builds everything and runs it.
 //
 //	driver -work bench/.work                 run (settings from the environment)
+//	driver -work bench/.work -baseline REV   also run bin/echo-baseline (and bin/mcpgate-baseline
+//	                                         in the gateway hop), built from mcpgate at REV
 //	driver -report bench/.work/results/T     print the tables of an earlier run again
 //
 // Environment: N (requests per echo phase), REPS, ONLY (server keys:
-// mcpgate go-sdk mcp-go ts limit gateway), STARTS (start-ups per server
+// mcpgate baseline go-sdk mcp-go ts limit gateway), STARTS (start-ups per server
 // and repetition), SESSIONS (idle sessions), SESSION_REPS (in how many
 // repetitions to open them, 1), TOOLS (tools for tools/list), TOOLS_N
 // (tools/list calls), GW_N (calls per gateway phase), GW_LOG (the
@@ -130,15 +132,24 @@ func specs(work, bench string, ver versions) []*serverSpec {
 	ts := func(addr string, port int) ([]string, []string) {
 		return []string{"node", "-r", tsShim, tsJS, "streamableHttp"}, []string{"PORT=" + strconv.Itoa(port)}
 	}
-	return []*serverSpec{{
-		key: "mcpgate", label: "mcpgate " + ver.mcpgate,
-		stdio: []string{bin("echo")}, stdioTools: tools("echo"),
-		http: map[string]func(string, int) ([]string, []string){
-			"json": cmd("echo"), "sse": cmd("echo", "-sse"), "sessions": cmd("echo"),
-		},
-		modernIn: "json",
-		tool:     "echo", arg: "text", check: checkExact, httpScale: 1,
-	}, {
+	// mcpgate's echo server, built from this tree or (the baseline) from
+	// another revision: the same phases either way, so that the rows compare.
+	echo := func(key, label, name string) *serverSpec {
+		return &serverSpec{
+			key: key, label: label,
+			stdio: []string{bin(name)}, stdioTools: tools(name),
+			http: map[string]func(string, int) ([]string, []string){
+				"json": cmd(name), "sse": cmd(name, "-sse"), "sessions": cmd(name),
+			},
+			modernIn: "json",
+			tool:     "echo", arg: "text", check: checkExact, httpScale: 1,
+		}
+	}
+	all := []*serverSpec{echo("mcpgate", "mcpgate "+ver.mcpgate, "echo")}
+	if ver.baseline != "" {
+		all = append(all, echo("baseline", "mcpgate "+ver.baseline, "echo-baseline"))
+	}
+	return append(all, []*serverSpec{{
 		key: "go-sdk", label: "go-sdk " + ver.gosdk,
 		stdio: []string{bin("gosdk")}, stdioTools: tools("gosdk"),
 		http: map[string]func(string, int) ([]string, []string){
@@ -177,10 +188,12 @@ func specs(work, bench string, ver versions) []*serverSpec {
 		},
 		modernIn: "json",
 		tool:     "echo", arg: "text", check: checkNone, httpScale: 1,
-	}}
+	}}...)
 }
 
-type versions struct{ mcpgate, gosdk, mcpgo, ts, tsSDK, node, goVersion string }
+// versions: baseline is the short revision of the baseline build, empty
+// without one.
+type versions struct{ mcpgate, baseline, gosdk, mcpgo, ts, tsSDK, node, goVersion string }
 
 func readVersions(root, bench string) versions {
 	v := versions{gosdk: "?", mcpgo: "?", ts: "?", tsSDK: "?", goVersion: runtime.Version()}
@@ -269,6 +282,7 @@ func (r *run) emit(rec record) {
 func main() {
 	work := flag.String("work", "bench/.work", "the work folder: bin/ holds the built servers, results/ receives the run")
 	report := flag.String("report", "", "print the tables of the run in this folder (its raw.jsonl) and exit")
+	baseline := flag.String("baseline", "", "also measure bin/echo-baseline (and bin/mcpgate-baseline in the gateway hop), mcpgate built at this revision, as the server baseline")
 	flag.Parse()
 	if *report != "" {
 		recs, err := readRecords(filepath.Join(*report, "raw.jsonl"))
@@ -288,6 +302,7 @@ func main() {
 	bench := filepath.Dir(workAbs)
 	r := &run{set: loadSettings(), work: workAbs, root: filepath.Dir(bench)}
 	ver := readVersions(r.root, bench)
+	ver.baseline = *baseline
 	r.out = filepath.Join(workAbs, "results", time.Now().UTC().Format("20060102-150405"))
 	if err := os.MkdirAll(r.out, 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -322,7 +337,10 @@ func main() {
 			}
 		}
 		if r.set.want("gateway") {
-			r.gatewayPhases(workAbs)
+			r.gatewayPhases(workAbs, gatewayBuild{key: "gateway", label: "mcpgate serve --config"})
+			if ver.baseline != "" && r.set.want("baseline") {
+				r.gatewayPhases(workAbs, gatewayBuild{key: gatewayBaseline, label: "mcpgate " + ver.baseline + " serve --config", suffix: "-baseline"})
+			}
 		}
 	}
 	r.raw.Close()
@@ -361,6 +379,9 @@ func envText(s settings, v versions) string {
 	fmt.Fprintf(&b, "date: %s\n", time.Now().UTC().Format(time.RFC3339))
 	fmt.Fprintf(&b, "host: %d CPUs (%s), load %s\n", runtime.NumCPU(), cpu, loadavg())
 	fmt.Fprintf(&b, "go: %s, node: %s\n", v.goVersion, v.node)
+	if v.baseline != "" {
+		fmt.Fprintf(&b, "baseline: mcpgate %s (bench/.work/bin/echo-baseline, mcpgate-baseline)\n", v.baseline)
+	}
 	fmt.Fprintf(&b, "servers: mcpgate %s, go-sdk %s, mcp-go %s, server-everything %s (TS SDK %s)\n", v.mcpgate, v.gosdk, v.mcpgo, v.ts, v.tsSDK)
 	fmt.Fprintf(&b, "settings: N=%d PIPE_N=%d REPS=%d STARTS=%d SESSIONS=%d (in %d repetitions) TOOLS=%d TOOLS_N=%d GW_N=%d TS HTTP n=%d ONLY=%s PHASES=%s\n",
 		s.n, s.pipeN, s.reps, s.starts, s.sessions, min(s.sessionReps, s.reps), s.tools, s.toolsN, s.gwN, int(float64(s.n)*s.tsHTTPScale), setText(s.only), setText(s.phases))

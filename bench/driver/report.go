@@ -72,7 +72,7 @@ var columns = []column{
 	{"CPU µs/tools/list of 1,000", "toolslist", cpu, nil, "%.0f", false},
 }
 
-var serverOrder = []string{"mcpgate", "go-sdk", "mcp-go", "ts", "limit"}
+var serverOrder = []string{"mcpgate", "baseline", "go-sdk", "mcp-go", "ts", "limit"}
 
 // cell is the median of a column for one server: ok false when there is
 // no figure (na says why, if it does not apply), flagged when a
@@ -194,7 +194,11 @@ func renderTables(recs []record, env string) string {
 			if s == "mcpgate" {
 				continue
 			}
-			fmt.Fprintf(&b, "| mcpgate ÷ %s |", s)
+			name := s
+			if s == "baseline" {
+				name += " (" + labels[s] + ")"
+			}
+			fmt.Fprintf(&b, "| mcpgate ÷ %s |", name)
 			for i, col := range columns {
 				m, o := cells["mcpgate"][i], cells[s][i]
 				switch {
@@ -212,7 +216,7 @@ func renderTables(recs []record, env string) string {
 
 	gw := gatewayTable(recs)
 	if gw != "" {
-		b.WriteString("\n## The gateway hop\n\ntools/call echo one at a time, directly to mcpgate's echo server and through `mcpgate serve --config` with that server as its upstream (`echo_echo`). The limitproxy row is a net/http forwarder doing no MCP work in the gateway's place: what one HTTP hop adds on this machine. Medians over the repetitions; gateway CPU is the gateway process's (or the proxy's) own per call.\n\n")
+		b.WriteString("\n## The gateway hop\n\ntools/call echo one at a time, directly to mcpgate's echo server and through `mcpgate serve --config` with that server as its upstream (`echo_echo`). The limitproxy row is a net/http forwarder doing no MCP work in the gateway's place: what one HTTP hop adds on this machine. Medians over the repetitions; gateway CPU is the gateway process's (or the proxy's) own per call. Rows marked baseline ran the same phases on the baseline's echo server and gateway.\n\n")
 		b.WriteString(gw)
 	}
 
@@ -245,68 +249,98 @@ func renderTables(recs []record, env string) string {
 	return b.String()
 }
 
+// gatewayTable is the gateway hop's table: a row per path, each followed
+// by the baseline's where the run had one.
 func gatewayTable(recs []record) string {
-	get := func(phase string) (c cell, rps, cpuUs float64) {
-		var p50s, p99s, rs, cs []float64
-		for i := range recs {
-			r := &recs[i]
-			if r.Server != "gateway" || r.Phase != phase {
-				continue
-			}
-			if r.errorCount() > 0 || r.Failed != "" {
-				c.flagged = true
-			}
-			if r.P50Ms > 0 {
-				p50s = append(p50s, r.P50Ms)
-				p99s = append(p99s, r.P99Ms)
-				rs = append(rs, r.RPS)
-				cs = append(cs, r.CPUUsPer)
-			}
-		}
-		if len(p50s) > 0 {
-			c.ok, c.v, c.v2 = true, median(p50s), median(p99s)
-			rps, cpuUs = median(rs), median(cs)
-		}
-		return
-	}
 	rows := []struct{ name, direct, via string }{
 		{"stdio upstream, client over HTTP", "gw_stdio_direct", "gw_http_via_stdio"},
 		{"HTTP upstream, client over HTTP", "gw_http_direct", "gw_http_via_http"},
 		{"HTTP upstream through limitproxy (no MCP work)", "gw_http_direct", "gw_http_via_limit"},
 		{"stdio upstream, client over stdio", "gw_stdio_direct", "gw_stdio_via_stdio"},
 	}
+	baseline := ""
+	for _, r := range recs {
+		if r.Server == gatewayBaseline {
+			baseline = strings.TrimSuffix(r.Label, " serve --config")
+			break
+		}
+	}
 	var b strings.Builder
 	any := false
 	b.WriteString("| path | direct p50 ms | direct p99 ms | via gateway p50 ms | via gateway p99 ms | added p50 ms | added p99 ms | via gateway req/s | gateway CPU µs/call |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, row := range rows {
-		d, _, _ := get(row.direct)
-		v, vr, vc := get(row.via)
-		if !d.ok && !v.ok && !d.flagged && !v.flagged {
-			continue
-		}
-		any = true
-		fnum := func(c cell, x float64, format string) string {
-			s := "–"
-			if c.ok {
-				s = fmt.Sprintf(format, x)
+		for _, server := range []string{"gateway", gatewayBaseline} {
+			d, v := gatewayCell(recs, server, row.direct), gatewayCell(recs, server, row.via)
+			// A path without its via phase is shown only when the
+			// direct phase failed first (the baseline has no limitproxy).
+			if !v.seen && !d.flagged {
+				continue
 			}
-			if c.flagged {
-				s += " !"
+			any = true
+			name := row.name
+			if server == gatewayBaseline {
+				name += ", baseline " + baseline
 			}
-			return s
+			b.WriteString(gatewayRow(name, d, v))
 		}
-		f := func(c cell, x float64) string { return fnum(c, x, "%.3f") }
-		added := func(a, b float64) string {
-			if !d.ok || !v.ok {
-				return "–"
-			}
-			return fmt.Sprintf("%+.3f", a-b)
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.name,
-			f(d, d.v), f(d, d.v2), f(v, v.v), f(v, v.v2), added(v.v, d.v), added(v.v2, d.v2), fnum(v, vr, "%.0f"), fnum(v, vc, "%.0f"))
 	}
 	if !any {
 		return ""
 	}
 	return b.String()
+}
+
+// A gwCell is the medians of one gateway phase of one build; seen says
+// whether the run has records of it at all.
+type gwCell struct {
+	cell
+	rps, cpuUs float64
+	seen       bool
+}
+
+func gatewayCell(recs []record, server, phase string) (c gwCell) {
+	var p50s, p99s, rs, cs []float64
+	for i := range recs {
+		r := &recs[i]
+		if r.Server != server || r.Phase != phase {
+			continue
+		}
+		c.seen = true
+		if r.errorCount() > 0 || r.Failed != "" {
+			c.flagged = true
+		}
+		if r.P50Ms > 0 {
+			p50s = append(p50s, r.P50Ms)
+			p99s = append(p99s, r.P99Ms)
+			rs = append(rs, r.RPS)
+			cs = append(cs, r.CPUUsPer)
+		}
+	}
+	if len(p50s) > 0 {
+		c.ok, c.v, c.v2 = true, median(p50s), median(p99s)
+		c.rps, c.cpuUs = median(rs), median(cs)
+	}
+	return c
+}
+
+func gatewayRow(name string, d, v gwCell) string {
+	fnum := func(c gwCell, x float64, format string) string {
+		s := "–"
+		if c.ok {
+			s = fmt.Sprintf(format, x)
+		}
+		if c.flagged {
+			s += " !"
+		}
+		return s
+	}
+	f := func(c gwCell, x float64) string { return fnum(c, x, "%.3f") }
+	added := func(a, b float64) string {
+		if !d.ok || !v.ok {
+			return "–"
+		}
+		return fmt.Sprintf("%+.3f", a-b)
+	}
+	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name,
+		f(d, d.v), f(d, d.v2), f(v, v.v), f(v, v.v2), added(v.v, d.v), added(v.v2, d.v2), fnum(v, v.rps, "%.0f"), fnum(v, v.cpuUs, "%.0f"))
 }
