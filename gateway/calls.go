@@ -125,7 +125,7 @@ func (u *upstream) untrack(ac *activeCall) {
 // downstream finds the downstream call an upstream's request belongs
 // to: the call it came in (a 2026-07-28 upstream's input rounds carry
 // the call's context), or else the newest call in flight to this upstream
-// (a legacy upstream's requests name no call) that is not parked: the
+// (a session-era upstream's requests name no call) that is not parked: the
 // handler of a parked call already waits on its own question.
 func (u *upstream) downstream(ctx context.Context) *activeCall {
 	if ac, ok := ctx.Value(downstreamKey{}).(*activeCall); ok && ac != nil {

@@ -612,7 +612,7 @@ const taskServerDecides = "server decides"
 // taskSupport is how the upstream runs a tool: a 2025-11-25 tool says,
 // a 2026-07-28 server with the tasks extension decides.
 func taskSupport(cs *mcp.ClientSession, t *mcp.Tool) string {
-	if cs.ProtocolVersion() == mcp.ModernVersion {
+	if cs.ProtocolVersion() == mcp.Version20260728 {
 		if _, ok := cs.InitializeResult().Capabilities.Extensions[mcp.ExtensionTasks]; ok {
 			return taskServerDecides
 		}

@@ -110,24 +110,24 @@ func TestGatewayCredentialsRefusedMidSession(t *testing.T) {
 	}
 }
 
-// Health checks: ping for a legacy session, server/discover for a
+// Health checks: ping for a session, server/discover for a
 // 2026-07-28 one (which has no ping; the library's Ping sends discover).
 func TestGatewayHealthCheckByEra(t *testing.T) {
 	var logs logBuffer
-	modern := newMethodRecorder(t, "modern", "")
-	legacy := newMethodRecorder(t, "legacy", "")
+	perRequest := newMethodRecorder(t, "modern", "")
+	sessionEra := newMethodRecorder(t, "legacy", "")
 	fast := config.ServerOptions{HealthInterval: config.Duration(50 * time.Millisecond)}
 	pinned := fast
 	pinned.ProtocolVersion = "2025-11-25"
 	startGateway(t, &logs, nil,
-		&configServer{Name: "modern", URL: modern.srv.URL + "/mcp", Type: "http", ServerOptions: fast},
-		&configServer{Name: "legacy", URL: legacy.srv.URL + "/mcp", Type: "http", ServerOptions: pinned})
-	discovers := modern.count("server/discover") // the probe that chose the era
-	waitUntil(t, func() bool { return modern.count("server/discover") > discovers+1 && legacy.count("ping") > 1 }, "health checks of both")
-	if n := modern.count("ping"); n != 0 {
+		&configServer{Name: "modern", URL: perRequest.srv.URL + "/mcp", Type: "http", ServerOptions: fast},
+		&configServer{Name: "legacy", URL: sessionEra.srv.URL + "/mcp", Type: "http", ServerOptions: pinned})
+	discovers := perRequest.count("server/discover") // the probe that chose the era
+	waitUntil(t, func() bool { return perRequest.count("server/discover") > discovers+1 && sessionEra.count("ping") > 1 }, "health checks of both")
+	if n := perRequest.count("ping"); n != 0 {
 		t.Errorf("the 2026-07-28 upstream got %d pings", n)
 	}
-	if n := legacy.count("server/discover"); n != 0 {
+	if n := sessionEra.count("server/discover"); n != 0 {
 		t.Errorf("the legacy upstream got %d server/discover", n)
 	}
 }

@@ -486,7 +486,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 // is in the gateway's namespace, which only the gateway writes. The
 // client talks to the gateway, which names itself there where its
 // client's revision has the key; passed on, the upstream's identity
-// would also reach legacy clients, and the result would lose the
+// would also reach session-era clients, and the result would lose the
 // encoder's fast path (a fifth of the gateway's own CPU per relayed
 // call).
 func ownMeta(m mcp.Meta) mcp.Meta {
@@ -576,11 +576,11 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 // through a relay for a 2026-07-28 client, so that what the upstream
 // asks in the middle reaches the client as input_required (the route's
 // target and args, encoded, are what a retry must repeat); in the
-// request itself for a legacy one, whose client is asked directly.
+// request itself for a session-era one, whose client is asked directly.
 // Progress goes back either way.
 func viaUpstream[T any](g *Gateway, ctx context.Context, rt *route, r *mcp.Request, args []byte, run func(context.Context, *mcp.ClientSession) (*T, error)) (*T, error) {
-	if r.ProtocolVersion() == mcp.ModernVersion {
-		return relayModern(g, ctx, rt, r, args, run)
+	if r.ProtocolVersion() == mcp.Version20260728 {
+		return relayPerRequest(g, ctx, rt, r, args, run)
 	}
 	var res *T
 	err := rt.do(ctx, r, func(ctx context.Context, cs *mcp.ClientSession) error {

@@ -157,7 +157,7 @@ func rpcCode(err error) int64 {
 
 // Two stdio upstreams and one over HTTP, merged: every name prefixed,
 // sorted, routed back to its server, resources and prompts too; a
-// 2026-07-28 client and a legacy one served at once.
+// 2026-07-28 client and a session-era one served at once.
 func TestGatewayAggregates(t *testing.T) {
 	var logs logBuffer
 	g, cs := startGateway(t, &logs, nil, stdioServer("alpha"), stdioServer("beta"), httpServer(t, "gamma"))
@@ -170,12 +170,12 @@ func TestGatewayAggregates(t *testing.T) {
 	if !slices.IsSorted(names) {
 		t.Errorf("tools not sorted: %v", names)
 	}
-	legacy := connectTo(t, g.Server(), &mcp.ClientOptions{ProtocolVersion: "2025-06-18"})
-	if cs.ProtocolVersion() != mcp.ModernVersion || legacy.ProtocolVersion() != "2025-06-18" {
-		t.Errorf("downstream revisions %s and %s", cs.ProtocolVersion(), legacy.ProtocolVersion())
+	sessionEra := connectTo(t, g.Server(), &mcp.ClientOptions{ProtocolVersion: "2025-06-18"})
+	if cs.ProtocolVersion() != mcp.Version20260728 || sessionEra.ProtocolVersion() != "2025-06-18" {
+		t.Errorf("downstream revisions %s and %s", cs.ProtocolVersion(), sessionEra.ProtocolVersion())
 	}
 	for _, s := range []string{"alpha", "beta", "gamma"} {
-		for _, c := range []*mcp.ClientSession{cs, legacy} {
+		for _, c := range []*mcp.ClientSession{cs, sessionEra} {
 			if got := callText(t, c, s+"_echo", map[string]string{"text": "hi"}); got != s+": hi" {
 				t.Errorf("%s_echo: %q", s, got)
 			}
@@ -194,7 +194,7 @@ func TestGatewayAggregates(t *testing.T) {
 	if err != nil || p.Messages[0].Content.(*mcp.TextContent).Text != "beta greets ada" {
 		t.Errorf("prompt: %+v %v", p, err)
 	}
-	r, err := legacy.ReadResource(context.Background(), "gamma+mem://a")
+	r, err := sessionEra.ReadResource(context.Background(), "gamma+mem://a")
 	if err != nil || r.Contents[0].Text != "gamma a" || r.Contents[0].URI != "gamma+mem://a" {
 		t.Errorf("resource: %+v %v", r, err)
 	}
@@ -209,7 +209,7 @@ func TestGatewayAggregates(t *testing.T) {
 	if err != nil || res.Content[0].(*mcp.ResourceLink).URI != "beta+mem://a" {
 		t.Errorf("resource link: %+v %v", res, err)
 	}
-	c, err := legacy.Complete(context.Background(), &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "alpha_greet"}, Argument: mcp.CompleteArgument{Name: "who", Value: "x"}})
+	c, err := sessionEra.Complete(context.Background(), &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "alpha_greet"}, Argument: mcp.CompleteArgument{Name: "who", Value: "x"}})
 	if err != nil || len(c.Completion.Values) != 1 || c.Completion.Values[0] != "alpha-x" {
 		t.Errorf("completion: %+v %v", c, err)
 	}
@@ -512,17 +512,17 @@ func TestGatewayToolPolicy(t *testing.T) {
 
 // A 2026-07-28 upstream names itself in every result's _meta. The
 // gateway's clients see the gateway there (a 2026-07-28 client) or
-// nothing (a legacy one), never the upstream, whose other _meta members
+// nothing (a session-era one), never the upstream, whose other _meta members
 // pass through.
 func TestGatewayResultsNameTheGateway(t *testing.T) {
 	var logs logBuffer
-	g, modern := startGateway(t, &logs, nil, stdioServer("alpha"), httpServer(t, "gamma"))
-	legacy := connectTo(t, g.Server(), &mcp.ClientOptions{ProtocolVersion: "2025-11-25"})
-	if modern.ProtocolVersion() != mcp.ModernVersion {
-		t.Fatalf("downstream revision %s", modern.ProtocolVersion())
+	g, perRequest := startGateway(t, &logs, nil, stdioServer("alpha"), httpServer(t, "gamma"))
+	sessionEra := connectTo(t, g.Server(), &mcp.ClientOptions{ProtocolVersion: "2025-11-25"})
+	if perRequest.ProtocolVersion() != mcp.Version20260728 {
+		t.Fatalf("downstream revision %s", perRequest.ProtocolVersion())
 	}
 	for _, s := range []string{"alpha", "gamma"} {
-		for _, c := range []*mcp.ClientSession{modern, legacy} {
+		for _, c := range []*mcp.ClientSession{perRequest, sessionEra} {
 			var metas []mcp.Meta
 			res, err := c.CallTool(context.Background(), s+"_echo", map[string]string{"text": "hi"})
 			if err != nil {
@@ -542,9 +542,9 @@ func TestGatewayResultsNameTheGateway(t *testing.T) {
 			for i, m := range metas {
 				info, ok := m[mcp.MetaServerInfo].(map[string]any)
 				switch {
-				case c == legacy && ok:
+				case c == sessionEra && ok:
 					t.Errorf("%s %d: a legacy client got serverInfo %v", s, i, info)
-				case c == modern && (!ok || info["name"] != "mcpgate"):
+				case c == perRequest && (!ok || info["name"] != "mcpgate"):
 					t.Errorf("%s %d: a 2026-07-28 client got serverInfo %v, want the gateway's", s, i, m[mcp.MetaServerInfo])
 				}
 			}

@@ -245,7 +245,7 @@ func TestSessionInstancesOverHTTP(t *testing.T) {
 		recalls string
 	}{
 		{"2025-11-25", "kept"},
-		{mcp.ModernVersion, ""},
+		{mcp.Version20260728, ""},
 	} {
 		t.Run(tc.version, func(t *testing.T) {
 			var logs logBuffer

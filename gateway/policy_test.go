@@ -217,15 +217,15 @@ func TestNothingReachesWhatTheCallerCannotSee(t *testing.T) {
 				t.Errorf("%s@%s: %s shows beta: %s", who.user, who.tenant, name, got)
 			}
 		}
-		modern := w.connect(t, who.user, who.tenant, mcp.ModernVersion)
-		if err := modern.Subscribe(ctx, "beta+mem://a"); !errors.Is(err, mcp.ErrNotSupported) {
+		perRequest := w.connect(t, who.user, who.tenant, mcp.Version20260728)
+		if err := perRequest.Subscribe(ctx, "beta+mem://a"); !errors.Is(err, mcp.ErrNotSupported) {
 			t.Errorf("%s@%s: a 2026-07-28 subscription to beta's resource: %v, want it left out of the acknowledgement", who.user, who.tenant, err)
 		}
 		for name, c := range blindCases {
 			if name == "resources/subscribe" || name == "resources/unsubscribe" {
 				continue // not methods of 2026-07-28
 			}
-			hidden, absent := c(ctx, modern, "beta"), c(ctx, modern, "zeta")
+			hidden, absent := c(ctx, perRequest, "beta"), c(ctx, perRequest, "zeta")
 			if hidden != strings.ReplaceAll(absent, "zeta", "beta") {
 				t.Errorf("%s@%s, 2026-07-28, %s of beta's: %s\nbut of a server that does not exist: %s", who.user, who.tenant, name, hidden, absent)
 			}

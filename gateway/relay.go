@@ -16,12 +16,12 @@ import (
 
 // What an upstream asks of the client (sampling, elicitation, roots) is
 // asked of the downstream client whose call it is serving, and the answer
-// goes back upstream; the ids of each hop are the hop's own. A legacy
+// goes back upstream; the ids of each hop are the hop's own. A session-era
 // client is sent a real request on that call's stream. A 2026-07-28
 // client cannot be asked in the middle of a request: its tool call,
 // prompts/get or resources/read is parked and answered with
 // input_required, and its next request brings the answer
-// (relay_modern.go). Its other requests (completion) cannot take input,
+// (relay_perrequest.go). Its other requests (completion) cannot take input,
 // so what their upstream asks is refused with an error saying why.
 //
 // The user's client is not the upstream's to use freely. Each server has
@@ -130,7 +130,7 @@ func (u *upstream) startRelay(ctx context.Context, method, feature string) (*rel
 		rl.audit("refused", err, "the server has no grant for "+feature)
 		return nil, err
 	}
-	if ac.req.ProtocolVersion() == mcp.ModernVersion {
+	if ac.req.ProtocolVersion() == mcp.Version20260728 {
 		if rl.parked = u.g.relays.byRequest(ac.req); rl.parked == nil {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcpgate: the client of this request speaks 2026-07-28, and only its tools/call, prompts/get and resources/read can wait through the gateway for its answer to %s", method)
 		}
@@ -227,7 +227,7 @@ func (u *upstream) relaySampling(ctx context.Context, _ *mcp.ClientSession, p *m
 	}
 	var res *mcp.CreateMessageResult
 	if rl.parked != nil {
-		res, err = askModern[mcp.CreateMessageResult](rl.ctx, rl.call.req, rl.parked, mcp.SamplingInput(p))
+		res, err = askPerRequest[mcp.CreateMessageResult](rl.ctx, rl.call.req, rl.parked, mcp.SamplingInput(p))
 	} else {
 		res, err = rl.call.req.CreateMessage(rl.ctx, p)
 	}
@@ -262,7 +262,7 @@ func (u *upstream) relayElicitation(ctx context.Context, _ *mcp.ClientSession, p
 	q := *p
 	q.Message = "[" + u.cfg.Name + "] " + p.Message
 	if rl.parked != nil {
-		return askModern[mcp.ElicitResult](rl.ctx, rl.call.req, rl.parked, mcp.ElicitInput(&q))
+		return askPerRequest[mcp.ElicitResult](rl.ctx, rl.call.req, rl.parked, mcp.ElicitInput(&q))
 	}
 	return rl.call.req.Elicit(rl.ctx, &q)
 }
@@ -317,7 +317,7 @@ func (u *upstream) relayRoots(ctx context.Context, _ *mcp.ClientSession) (*mcp.L
 	defer rl.release()
 	var res *mcp.ListRootsResult
 	if rl.parked != nil {
-		res, err = askModern[mcp.ListRootsResult](rl.ctx, rl.call.req, rl.parked, mcp.RootsInput())
+		res, err = askPerRequest[mcp.ListRootsResult](rl.ctx, rl.call.req, rl.parked, mcp.RootsInput())
 	} else {
 		res, err = rl.call.req.ListRoots(rl.ctx)
 	}

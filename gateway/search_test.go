@@ -86,7 +86,7 @@ func discover(t *testing.T, cs *mcp.ClientSession, p DiscoverParams) *DiscoverRe
 // The extension's methods, in both eras: discover ranks with scores and
 // keeps to the budget, getSchema and getFullSchema give the definition.
 func TestToolSearchMethods(t *testing.T) {
-	for _, version := range []string{"2025-06-18", mcp.ModernVersion} {
+	for _, version := range []string{"2025-06-18", mcp.Version20260728} {
 		t.Run(version, func(t *testing.T) {
 			_, cs := searchGateway(t, config.ToolSearch{}, &mcp.ClientOptions{ProtocolVersion: version})
 			if _, ok := cs.InitializeResult().Capabilities.Experimental[ExtensionToolSearch]; !ok {

@@ -18,9 +18,9 @@ import (
 // made again upstream after the upstream restarts.
 func TestGatewayResourceSubscriptions(t *testing.T) {
 	var logs logBuffer
-	g := runGateway(t, &logs, modernRelayUpstreams(t)...)
+	g := runGateway(t, &logs, perRequestRelayUpstreams(t)...)
 	waitState(t, g, StateReady, StateIdle)
-	for _, era := range []string{"2025-11-25", mcp.ModernVersion} {
+	for _, era := range []string{"2025-11-25", mcp.Version20260728} {
 		t.Run(era, func(t *testing.T) {
 			updated := make(chan string, 16)
 			cs := connectTo(t, g.Server(), &mcp.ClientOptions{ProtocolVersion: era,
@@ -48,7 +48,7 @@ func TestGatewayResourceSubscriptions(t *testing.T) {
 					t.Errorf("%s's update arrived as %q", s, got)
 				}
 			}
-			if err := cs.Subscribe(ctx, "nobody+mem://a"); err == nil && era != mcp.ModernVersion {
+			if err := cs.Subscribe(ctx, "nobody+mem://a"); err == nil && era != mcp.Version20260728 {
 				t.Error("a subscription to no server's resource was accepted")
 			}
 		})

@@ -19,20 +19,20 @@ import (
 // of the gateway's (a 2025-11-25 client's here), untimed.
 func TestGatewayUpstreamTasks(t *testing.T) {
 	var logs logBuffer
-	ups := modernRelayUpstreams(t)
+	ups := perRequestRelayUpstreams(t)
 	for _, u := range ups {
 		u.Timeout = config.Duration(time.Second)
 	}
 	g := runGateway(t, &logs, ups...)
 	waitState(t, g, StateReady, StateIdle)
-	for _, era := range []string{"2025-11-25", mcp.ModernVersion} {
+	for _, era := range []string{"2025-11-25", mcp.Version20260728} {
 		cs := connectTo(t, g.Server(), &mcp.ClientOptions{ProtocolVersion: era})
 		for tool, err := range cs.Tools(context.Background()) {
 			if err != nil {
 				t.Fatal(err)
 			}
 			// 2026-07-28 has no execution member: the server decides.
-			if tool.Name == "alpha_job" && era != mcp.ModernVersion && (tool.Execution == nil || tool.Execution.TaskSupport != mcp.TaskSupportOptional) {
+			if tool.Name == "alpha_job" && era != mcp.Version20260728 && (tool.Execution == nil || tool.Execution.TaskSupport != mcp.TaskSupportOptional) {
 				t.Errorf("%s: alpha_job listed with execution %+v, want optional", era, tool.Execution)
 			}
 		}

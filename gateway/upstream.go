@@ -663,7 +663,7 @@ func (u *upstream) serve(ctx context.Context, cs *mcp.ClientSession) (idle bool,
 			if u.limitLeft() > 0 {
 				break // a ping would only spend what the server allows
 			}
-			// Ping is ping for a legacy session and server/discover for a
+			// Ping is ping for a session and server/discover for a
 			// 2026-07-28 one, which has no ping.
 			pctx, cancel := context.WithTimeout(ctx, u.timeout())
 			err := cs.Ping(pctx)

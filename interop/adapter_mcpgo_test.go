@@ -51,7 +51,7 @@ func (s *mcpgoSession) ServerName() string { return s.server }
 // PingMethod: at 2026-07-28 mcp-go's Ping returns at once and sends
 // nothing, so there is nothing to check.
 func (s *mcpgoSession) PingMethod() string {
-	if s.negotiated == modernRevision {
+	if s.negotiated == perRequestRevision {
 		return ""
 	}
 	return "ping"

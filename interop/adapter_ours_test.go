@@ -35,7 +35,7 @@ func (s *oursSession) Negotiated() string { return s.cs.ProtocolVersion() }
 // PingMethod: at 2026-07-28, which has no ping, our client's Ping sends
 // server/discover.
 func (s *oursSession) PingMethod() string {
-	if s.cs.ProtocolVersion() == modernRevision {
+	if s.cs.ProtocolVersion() == perRequestRevision {
 		return "server/discover"
 	}
 	return "ping"

@@ -78,7 +78,7 @@ type tsReply struct {
 	Late         []progressEvent `json:"late"`
 	Negotiated   string          `json:"negotiated"`
 	Offered      string          `json:"offered"`
-	Era          string          `json:"era"`    // v2: legacy or modern
+	Era          string          `json:"era"`    // v2: legacy or modern (the TS SDK's names)
 	Method       string          `json:"method"` // what ping sent
 	ServerInfo   struct{ Name string }
 	ClientErrors []string `json:"clientErrors"`

@@ -546,8 +546,8 @@ func TestGateway(t *testing.T) {
 				fatalf(t, r, "connecting: %v", err)
 			}
 			defer s.Close()
-			if v == "default" && s.Negotiated() != modernRevision {
-				fatalf(t, r, "the default reached %q, want %s: the gateway speaks it", s.Negotiated(), modernRevision)
+			if v == "default" && s.Negotiated() != perRequestRevision {
+				fatalf(t, r, "the default reached %q, want %s: the gateway speaks it", s.Negotiated(), perRequestRevision)
 			}
 			gatewayScenario(ctx, t, r, s, g)
 			// At 2026-07-28 the upstream's questions come back as

@@ -14,9 +14,9 @@ import (
 // Revisions are the protocol revisions mcpgate speaks, oldest first.
 var revisions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
 
-// modernRevision is the stateless revision, reached through server/discover
+// perRequestRevision is the stateless revision, reached through server/discover
 // rather than initialize.
-const modernRevision = "2026-07-28"
+const perRequestRevision = "2026-07-28"
 
 // env is what TestMain prepares: the binaries under test, the Node
 // install, and the HTTP servers the tests share.

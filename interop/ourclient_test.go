@@ -361,9 +361,9 @@ func TestGoSDKStatelessServer(t *testing.T) {
 			return url
 		},
 		scenario: func(ctx context.Context, t *testing.T, r *row, s session) {
-			peerScenario(ctx, t, r, s, "hello from gosdk", s.Negotiated() != modernRevision)
+			peerScenario(ctx, t, r, s, "hello from gosdk", s.Negotiated() != perRequestRevision)
 		},
-		defaultWants: modernRevision,
+		defaultWants: perRequestRevision,
 	})
 }
 
@@ -390,10 +390,10 @@ func TestTypeScriptV2Server(t *testing.T) {
 			return url
 		},
 		scenario: func(ctx context.Context, t *testing.T, r *row, s session) {
-			stateless := r.Transport == transportLabel["http"] && s.Negotiated() != modernRevision
+			stateless := r.Transport == transportLabel["http"] && s.Negotiated() != perRequestRevision
 			peerScenario(ctx, t, r, s, "hello from ts-v2", stateless)
 		},
-		defaultWants: modernRevision,
+		defaultWants: perRequestRevision,
 	})
 }
 

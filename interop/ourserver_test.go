@@ -186,17 +186,17 @@ func TestTypeScriptClient(t *testing.T) {
 func TestTypeScriptV2Client(t *testing.T) {
 	t.Parallel()
 	d := startTSDriver(t, "--v2")
-	modes := []string{"", "auto", modernRevision}
+	modes := []string{"", "auto", perRequestRevision}
 	runWithOurServer(t, clientUnderTest{
 		name:     "TS SDK v2 2.4.0 client",
 		versions: map[string][]string{"stdio": modes, "http": modes, "sse": {""}},
 		feats:    func(string) features { return allFeatures },
 		connect: func(ctx context.Context, t *testing.T, tgt target, v string) (session, error) {
-			mode := map[string]string{"": "legacy", "auto": "auto", modernRevision: "pin"}[v]
+			mode := map[string]string{"": "legacy", "auto": "auto", perRequestRevision: "pin"}[v]
 			s, err := d.connect(ctx, tsTarget{transport: tgt.transport, command: tgt.command, args: tgt.args, url: tgt.url, negotiation: mode}, "")
-			if err == nil && v != "" && s.Negotiated() != modernRevision {
+			if err == nil && v != "" && s.Negotiated() != perRequestRevision {
 				s.Close()
-				return nil, fmt.Errorf("negotiation %s reached %q, want %s: mcpgate speaks it", mode, s.Negotiated(), modernRevision)
+				return nil, fmt.Errorf("negotiation %s reached %q, want %s: mcpgate speaks it", mode, s.Negotiated(), perRequestRevision)
 			}
 			return s, err
 		},

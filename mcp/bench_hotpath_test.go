@@ -49,7 +49,7 @@ func BenchmarkDispatchToolsCallEcho(b *testing.B) {
 	benchDispatch(b, echoServer(nil), `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"`+echoText+`"}}}`)
 }
 
-func BenchmarkDispatchToolsCallEchoModern(b *testing.B) {
+func BenchmarkDispatchToolsCallEchoPerRequest(b *testing.B) {
 	benchDispatch(b, echoServer(nil), `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"`+echoText+`"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"b","version":"1"}}}}`)
 }
 

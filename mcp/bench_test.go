@@ -49,7 +49,7 @@ func BenchmarkHandleToolsCallEcho(b *testing.B) {
 
 // The same call as a 2026-07-28 request: _meta validated and the result
 // shaped on every request.
-func BenchmarkHandleToolsCallEchoModern(b *testing.B) {
+func BenchmarkHandleToolsCallEchoPerRequest(b *testing.B) {
 	benchHandle(b, echoServer(nil), `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"b","version":"1"}}}}`)
 }
 

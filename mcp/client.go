@@ -53,13 +53,13 @@ var ErrSessionNotFound = errors.New("mcp: the server does not know this session"
 type ClientOptions struct {
 	// ProtocolVersion chooses the revision. Zero means both eras: the
 	// client probes with server/discover and speaks 2026-07-28 to a server
-	// that answers it, and initialize, offering LatestVersion, to one that
-	// does not. ModernVersion speaks only 2026-07-28; a legacy revision
+	// that answers it, and initialize, offering LatestNegotiatedVersion, to one that
+	// does not. Version20260728 speaks only 2026-07-28; a session-era revision
 	// is offered in initialize without a probe (the server may answer
 	// with an older one it prefers).
 	ProtocolVersion string
 	// ProbeTimeout bounds the server/discover probe of a server whose era
-	// is unknown: a legacy server that never answers it is spoken to with
+	// is unknown: a session-era server that never answers it is spoken to with
 	// initialize after this long. Zero means 5 seconds.
 	ProbeTimeout time.Duration
 	// RequestTimeout bounds a call whose context has no deadline; when it
@@ -130,9 +130,9 @@ type Client struct {
 	opts  ClientOptions
 	probe bool // the era is unknown until server/discover tells
 
-	// legacy remembers the servers (by ServerKey) that did not speak
+	// sessionEra remembers the servers (by ServerKey) that did not speak
 	// 2026-07-28, so that connecting to them again costs no probe.
-	legacy sync.Map
+	sessionEra sync.Map
 }
 
 // ServerKeyer is implemented by a Transport that can name the server it
@@ -153,7 +153,7 @@ func NewClient(impl *Implementation, opts *ClientOptions) *Client {
 	}
 	if c.opts.ProtocolVersion == "" {
 		c.probe = true
-		c.opts.ProtocolVersion = LatestVersion
+		c.opts.ProtocolVersion = LatestNegotiatedVersion
 	}
 	if c.opts.ProbeTimeout <= 0 {
 		c.opts.ProbeTimeout = 5 * time.Second
@@ -214,30 +214,30 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 	if k, ok := t.(ServerKeyer); ok {
 		key = k.ServerKey()
 	}
-	_, knownLegacy := c.legacy.Load(key)
-	if c.probe && key != "" && knownLegacy {
-		// Known to be legacy: straight to initialize; should it fail, the
+	_, knownSessionEra := c.sessionEra.Load(key)
+	if c.probe && key != "" && knownSessionEra {
+		// Known to be session-era: straight to initialize; should it fail, the
 		// next connection probes again.
 		if err := cs.handshake(ctx); err != nil {
 			if !errors.Is(err, ErrConnectionClosed) {
-				// Not a legacy server after all: probe it next time. One
-				// that died is still taken for legacy, so that retrying
+				// Not a session-era server after all: probe it next time. One
+				// that died is still taken for session-era, so that retrying
 				// a failing server starts it once, not twice.
-				c.legacy.Delete(key)
+				c.sessionEra.Delete(key)
 			}
 			cs.Close()
 			return nil, err
 		}
 		return cs, nil
 	}
-	if c.probe || c.opts.ProtocolVersion == ModernVersion {
-		modern, err := cs.discover(ctx, !c.probe)
+	if c.probe || c.opts.ProtocolVersion == Version20260728 {
+		perRequest, err := cs.discover(ctx, !c.probe)
 		if errors.Is(err, ErrProbeClosed) {
-			// Legacy, and gone: a fresh connection (a new process, for
+			// Session-era, and gone: a fresh connection (a new process, for
 			// a command) goes straight to initialize.
 			cs.Close()
 			if key != "" {
-				c.legacy.Store(key, true)
+				c.sessionEra.Store(key, true)
 			}
 			if c.opts.OneConnectionPerConnect && key != "" {
 				// The caller retries: its next Connect initializes at once.
@@ -249,7 +249,7 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 			cs = newClientSession(c, conn)
 			if err := cs.handshake(ctx); err != nil {
 				cs.Close()
-				return nil, fmt.Errorf("%w; before that, %w, so it may speak only older revisions: pinning the revision (%s) asks it initialize first", err, ErrProbeClosed, LatestVersion)
+				return nil, fmt.Errorf("%w; before that, %w, so it may speak only older revisions: pinning the revision (%s) asks it initialize first", err, ErrProbeClosed, LatestNegotiatedVersion)
 			}
 			return cs, nil
 		}
@@ -257,11 +257,11 @@ func (c *Client) Connect(ctx context.Context, t Transport) (*ClientSession, erro
 			cs.Close()
 			return nil, err
 		}
-		if modern {
+		if perRequest {
 			return cs, nil
 		}
 		if key != "" {
-			c.legacy.Store(key, true)
+			c.sessionEra.Store(key, true)
 		}
 	}
 	if err := cs.handshake(ctx); err != nil {
@@ -282,7 +282,7 @@ func (cs *ClientSession) initialize(ctx context.Context) error {
 	}
 	rev, ok := parseRevision(res.ProtocolVersion)
 	if !ok {
-		return fmt.Errorf("mcp: the server chose protocol revision %q, which this client does not speak (it speaks %v)", res.ProtocolVersion, SupportedVersions)
+		return fmt.Errorf("mcp: the server chose protocol revision %q, which this client does not speak (it speaks %v)", res.ProtocolVersion, NegotiatedVersions)
 	}
 	if res.ServerInfo == nil {
 		cs.logger.Warn("mcp: the server's initialize result lacks serverInfo")
@@ -331,22 +331,22 @@ type ClientSession struct {
 	abandoned idRing       // requests given up on, whose answers are late, not stray
 	serving   atomic.Int32 // the server's requests handled, until answered
 
-	mu     sync.Mutex
-	init   *InitializeResult
-	rev    revision
-	modern bool          // 2026-07-28: every request carries _meta
-	bare   bool          // a bare tool server: no lifecycle, no notifications
-	acked  chan struct{} // closed when the listen request is acknowledged
+	mu         sync.Mutex
+	init       *InitializeResult
+	rev        revision
+	perRequest bool          // 2026-07-28: every request carries _meta
+	bare       bool          // a bare tool server: no lifecycle, no notifications
+	acked      chan struct{} // closed when the listen request is acknowledged
 	// subs are the 2026-07-28 resource subscriptions, by URI, and
 	// listenAcks their requests waiting for acknowledgement, by raw id.
-	subs map[string]*modernSub
-	// The fixed members of a modern request's _meta, encoded; and with
+	subs map[string]*perRequestSub
+	// The fixed members of a 2026-07-28 request's _meta, encoded; and with
 	// the tasks extension declared.
 	metaFixed, metaFixedTasks []byte
 	listenAcks                map[string]chan jsontext.Value
 	// paramHeaders are the x-mcp-header annotations of the tools listed.
 	paramHeaders map[string][]ParamHeader
-	logLevel     LoggingLevel // modern: sent as _meta logLevel
+	logLevel     LoggingLevel // per-request: sent as _meta logLevel
 	nextID       int64
 	gen          uint64 // bumped by each re-initialize
 	pending      map[jsonrpc.ID]*pendingCall
@@ -921,7 +921,7 @@ func (cs *ClientSession) call(ctx context.Context, method string, params, result
 	}
 	defer forget()
 	defer pc.done.Store(true)
-	if cs.isModern() {
+	if cs.isPerRequest() {
 		if p, err = cs.metaParams(ctx, p, token); err != nil {
 			return err
 		}
@@ -948,8 +948,8 @@ func (cs *ClientSession) call(ctx context.Context, method string, params, result
 		if msg.Error != nil {
 			return &CallError{Method: method, Err: msg.Error}
 		}
-		if cs.isModern() {
-			return cs.modernResult(ctx, method, params, msg.Result, result)
+		if cs.isPerRequest() {
+			return cs.perRequestResult(ctx, method, params, msg.Result, result)
 		}
 		if result == nil {
 			return nil

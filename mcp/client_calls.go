@@ -67,7 +67,7 @@ func (cs *ClientSession) Ping(ctx context.Context) error {
 	if cs.Bare() {
 		return cs.pingBare(ctx)
 	}
-	if cs.isModern() {
+	if cs.isPerRequest() {
 		// 2026-07-28 has no ping; discovery is the cheapest request.
 		return cs.call(ctx, methodServerDiscover, nil, nil, false)
 	}
@@ -83,7 +83,7 @@ func (cs *ClientSession) ListTools(ctx context.Context, p *PaginatedParams) (*Li
 	if err := cs.request(ctx, methodToolsList, p, &res); err != nil {
 		return nil, err
 	}
-	if cs.isModern() {
+	if cs.isPerRequest() {
 		cs.checkToolHeaders(&res)
 	}
 	return &res, nil
@@ -148,7 +148,7 @@ func (cs *ClientSession) CallToolParams(ctx context.Context, p *CallToolParams) 
 		return cs.callToolBare(ctx, p)
 	}
 	var res CallToolResult
-	if !cs.isModern() {
+	if !cs.isPerRequest() {
 		if err := cs.request(ctx, methodToolsCall, p, &res); err != nil {
 			return nil, err
 		}
@@ -239,16 +239,16 @@ func (cs *ClientSession) ReadResource(ctx context.Context, uri string) (*ReadRes
 // Subscribe asks for notifications/resources/updated about uri, delivered
 // to ClientOptions.ResourceUpdatedHandler.
 func (cs *ClientSession) Subscribe(ctx context.Context, uri string) error {
-	if cs.isModern() {
-		return cs.subscribeModern(ctx, uri)
+	if cs.isPerRequest() {
+		return cs.subscribePerRequest(ctx, uri)
 	}
 	return cs.request(ctx, methodResourcesSubscribe, &ReadResourceParams{URI: uri}, nil)
 }
 
 // Unsubscribe undoes Subscribe.
 func (cs *ClientSession) Unsubscribe(ctx context.Context, uri string) error {
-	if cs.isModern() {
-		cs.unsubscribeModern(uri)
+	if cs.isPerRequest() {
+		cs.unsubscribePerRequest(uri)
 		return nil
 	}
 	return cs.request(ctx, methodResourcesUnsubscribe, &ReadResourceParams{URI: uri}, nil)
@@ -296,7 +296,7 @@ func (cs *ClientSession) Complete(ctx context.Context, p *CompleteParams) (*Comp
 // SetLoggingLevel asks the server to send log messages at level and
 // above, delivered to ClientOptions.LoggingMessageHandler.
 func (cs *ClientSession) SetLoggingLevel(ctx context.Context, level LoggingLevel) error {
-	if cs.isModern() {
+	if cs.isPerRequest() {
 		// No setLevel in 2026-07-28: each request names its level.
 		if err := cs.require(methodLoggingSetLevel); err != nil {
 			return err

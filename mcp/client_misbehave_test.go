@@ -77,7 +77,7 @@ func TestClientMisbehavingServer(t *testing.T) {
 	defer checkGoroutines(t)()
 	cc, sc := pipePair()
 	go rawServer(t, sc)
-	cs, err := NewClient(nil, &ClientOptions{RequestTimeout: 30 * time.Second, ProtocolVersion: LatestVersion}).Connect(context.Background(), ConnTransport{cc})
+	cs, err := NewClient(nil, &ClientOptions{RequestTimeout: 30 * time.Second, ProtocolVersion: LatestNegotiatedVersion}).Connect(context.Background(), ConnTransport{cc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestClientConnectionLost(t *testing.T) {
 	defer checkGoroutines(t)()
 	cc, sc := pipePair()
 	go rawServer(t, sc)
-	cs, err := NewClient(nil, &ClientOptions{RequestTimeout: -1, ProtocolVersion: LatestVersion}).Connect(context.Background(), ConnTransport{cc})
+	cs, err := NewClient(nil, &ClientOptions{RequestTimeout: -1, ProtocolVersion: LatestNegotiatedVersion}).Connect(context.Background(), ConnTransport{cc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,13 +291,13 @@ func TestClientOmitsAbsentParams(t *testing.T) {
 	}
 }
 
-// A legacy server that never answers the server/discover probe is spoken
+// A session-era server that never answers the server/discover probe is spoken
 // to with initialize once the probe times out; one that answers with an
 // error at once costs no wait.
-// legacyServer is a 2025-06-18 server on conn that knows nothing of
+// sessionEraServer is a 2025-06-18 server on conn that knows nothing of
 // server/discover: it ignores it when silent, else answers -32601; each
 // probe it sees is counted in probes.
-func legacyServer(conn Conn, silent bool, probes *atomic.Int32) {
+func sessionEraServer(conn Conn, silent bool, probes *atomic.Int32) {
 	for {
 		data, err := conn.ReadMessage()
 		if err != nil {
@@ -323,7 +323,7 @@ func legacyServer(conn Conn, silent bool, probes *atomic.Int32) {
 func TestClientProbeFallback(t *testing.T) {
 	for _, silent := range []bool{true, false} {
 		cc, sc := pipePair()
-		go legacyServer(sc, silent, new(atomic.Int32))
+		go sessionEraServer(sc, silent, new(atomic.Int32))
 		cs, err := NewClient(nil, &ClientOptions{ProbeTimeout: 200 * time.Millisecond}).Connect(context.Background(), ConnTransport{cc})
 		if err != nil {
 			t.Fatalf("silent %v: %v", silent, err)
@@ -345,12 +345,12 @@ func (k keyedTransport) ServerKey() string { return k.key }
 
 // A Client remembers a server that did not answer the probe: connecting
 // to it again goes straight to initialize.
-func TestClientRemembersLegacyServers(t *testing.T) {
+func TestClientRemembersSessionEraServers(t *testing.T) {
 	client := NewClient(nil, &ClientOptions{ProbeTimeout: 100 * time.Millisecond})
 	var probes atomic.Int32
 	for range 2 {
 		cc, sc := pipePair()
-		go legacyServer(sc, true, &probes)
+		go sessionEraServer(sc, true, &probes)
 		cs, err := client.Connect(context.Background(), keyedTransport{ConnTransport{cc}, "old-server"})
 		if err != nil {
 			t.Fatal(err)

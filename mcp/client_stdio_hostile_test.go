@@ -110,7 +110,7 @@ func rawChild(call func(name, id string)) {
 func connectChild(t *testing.T, mode string, logs *logBuffer, opts *ClientOptions) (*ClientSession, *CommandTransport) {
 	t.Helper()
 	tr := childTransport(mode, logs)
-	o := ClientOptions{ProtocolVersion: LatestVersion, RequestTimeout: -1}
+	o := ClientOptions{ProtocolVersion: LatestNegotiatedVersion, RequestTimeout: -1}
 	if opts != nil {
 		o = *opts
 	}
@@ -242,7 +242,7 @@ func TestFloodsAreThrottledInTheLog(t *testing.T) {
 			th := slogthrottle.New(slog.NewTextHandler(&clientLog, nil), &slogthrottle.Options{Limit: limit})
 			release := make(chan struct{})
 			cs, _ := connectChild(t, tc.mode, &logBuffer{}, &ClientOptions{
-				ProtocolVersion: LatestVersion,
+				ProtocolVersion: LatestNegotiatedVersion,
 				RequestTimeout:  -1,
 				Logger:          slog.New(th),
 				// Blocks until the call has returned, so that the

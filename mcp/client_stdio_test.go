@@ -49,7 +49,7 @@ func runChild(mode string) {
 		featureServer(nil).ServeStdio(ctx, nil)
 		time.Sleep(time.Minute)
 	case "exit-on-probe":
-		// A legacy server that exits on any request before initialize,
+		// A session-era server that exits on any request before initialize,
 		// as rmcp-based servers do.
 		fmt.Fprintln(os.Stderr, "spawned")
 		sc := bufio.NewScanner(os.Stdin)
@@ -203,7 +203,7 @@ func TestCommandTransportKillsStubbornServer(t *testing.T) {
 	}
 }
 
-// A legacy server that exits on the server/discover probe is started
+// A session-era server that exits on the server/discover probe is started
 // again and initialized (and remembered, so the next connection does not
 // probe it).
 func TestProbeRespawnsServerThatExits(t *testing.T) {

@@ -12,10 +12,10 @@ import (
 // a subscriptions/listen request that names the resource and stays open
 // until Unsubscribe, so Subscribe and Unsubscribe keep one such request
 // per resource. Its notifications/resources/updated reach
-// ClientOptions.ResourceUpdatedHandler as a legacy server's do.
+// ClientOptions.ResourceUpdatedHandler as a session-era server's do.
 
-// modernSub is one open subscription request.
-type modernSub struct {
+// perRequestSub is one open subscription request.
+type perRequestSub struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the request has ended
 }
@@ -25,7 +25,7 @@ type modernSub struct {
 // that receives the acknowledgement's params.
 type listenAckKey struct{}
 
-func (cs *ClientSession) subscribeModern(ctx context.Context, uri string) error {
+func (cs *ClientSession) subscribePerRequest(ctx context.Context, uri string) error {
 	if err := cs.require(methodResourcesSubscribe); err != nil {
 		return err
 	}
@@ -36,9 +36,9 @@ func (cs *ClientSession) subscribeModern(ctx context.Context, uri string) error 
 	}
 	// No RequestTimeout: a subscription has no natural end.
 	lctx, cancel := context.WithDeadline(context.WithoutCancel(cs.ctx), farFuture)
-	sub := &modernSub{cancel: cancel, done: make(chan struct{})}
+	sub := &perRequestSub{cancel: cancel, done: make(chan struct{})}
 	if cs.subs == nil {
-		cs.subs = map[string]*modernSub{}
+		cs.subs = map[string]*perRequestSub{}
 	}
 	cs.subs[uri] = sub
 	cs.mu.Unlock()
@@ -78,9 +78,9 @@ func (cs *ClientSession) subscribeModern(ctx context.Context, uri string) error 
 	}
 }
 
-// unsubscribeModern ends the subscription request of uri, if any (a
+// unsubscribePerRequest ends the subscription request of uri, if any (a
 // cancellation, which the server takes as the end of it).
-func (cs *ClientSession) unsubscribeModern(uri string) {
+func (cs *ClientSession) unsubscribePerRequest(uri string) {
 	cs.mu.Lock()
 	sub := cs.subs[uri]
 	delete(cs.subs, uri)

@@ -30,7 +30,7 @@ type TaskCallOptions struct {
 	PollInterval time.Duration
 }
 
-// withTasksExtension marks a modern request's context: its client
+// withTasksExtension marks a 2026-07-28 request's context: its client
 // capabilities declare the tasks extension.
 type withTasksExtension struct{}
 
@@ -45,19 +45,19 @@ func (cs *ClientSession) CallToolAsTask(ctx context.Context, p *CallToolParams, 
 		o = &TaskCallOptions{}
 	}
 	caps, _ := cs.serverCaps()
-	if cs.isModern() {
+	if cs.isPerRequest() {
 		if _, ok := caps.Extensions[ExtensionTasks]; !ok {
 			return nil, fmt.Errorf("%w: the server does not declare the %s extension", ErrNotSupported, ExtensionTasks)
 		}
-		return cs.callToolTaskModern(context.WithValue(ctx, withTasksExtension{}, true), p, o)
+		return cs.callToolTaskPerRequest(context.WithValue(ctx, withTasksExtension{}, true), p, o)
 	}
 	if caps.Tasks == nil || caps.Tasks.Requests == nil || caps.Tasks.Requests.Tools == nil || caps.Tasks.Requests.Tools.Call == nil {
 		return nil, fmt.Errorf("%w: the server does not declare tasks.requests.tools.call", ErrNotSupported)
 	}
-	return cs.callToolTaskLegacy(ctx, p, o)
+	return cs.callToolTaskSessionEra(ctx, p, o)
 }
 
-func (cs *ClientSession) callToolTaskLegacy(ctx context.Context, p *CallToolParams, o *TaskCallOptions) (*CallToolResult, error) {
+func (cs *ClientSession) callToolTaskSessionEra(ctx context.Context, p *CallToolParams, o *TaskCallOptions) (*CallToolResult, error) {
 	tp := *p
 	tp.Task = &TaskParams{}
 	if o.TTL > 0 {
@@ -89,19 +89,19 @@ func (cs *ClientSession) callToolTaskLegacy(ctx context.Context, p *CallToolPara
 	return &res, nil
 }
 
-// modernTaskResult is a modern tools/call result that may be a task.
-type modernTaskResult struct {
+// perRequestTaskResult is a 2026-07-28 tools/call result that may be a task.
+type perRequestTaskResult struct {
 	task *DetailedTask
 	raw  jsontext.Value
 }
 
-func (m *modernTaskResult) UnmarshalJSON(b []byte) error {
+func (m *perRequestTaskResult) UnmarshalJSON(b []byte) error {
 	m.raw = bytes.Clone(b)
 	return nil
 }
 
-func (cs *ClientSession) callToolTaskModern(ctx context.Context, p *CallToolParams, o *TaskCallOptions) (*CallToolResult, error) {
-	var first modernTaskResult
+func (cs *ClientSession) callToolTaskPerRequest(ctx context.Context, p *CallToolParams, o *TaskCallOptions) (*CallToolResult, error) {
+	var first perRequestTaskResult
 	if err := cs.request(cs.withParamHeaders(ctx, p), methodToolsCall, p, &first); err != nil {
 		return nil, err
 	}

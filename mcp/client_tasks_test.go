@@ -15,7 +15,7 @@ import (
 // task cancelled on the server when the caller gives up, a tool failure
 // carried as such; a server without tasks is refused before sending.
 func TestClientCallToolAsTask(t *testing.T) {
-	for _, era := range []string{"2025-11-25", ModernVersion} {
+	for _, era := range []string{"2025-11-25", Version20260728} {
 		t.Run(era, func(t *testing.T) {
 			s, gate, ended := taskServer(nil)
 			asked := 0
@@ -66,7 +66,7 @@ func TestClientCallToolAsTask(t *testing.T) {
 func TestClientTaskEndedBeforeCreationAnswer(t *testing.T) {
 	s, _, _ := taskServer(nil)
 	var rewritten atomic.Int32
-	cs := connectVia(t, s, &ClientOptions{ProtocolVersion: ModernVersion}, func(c Conn) Conn {
+	cs := connectVia(t, s, &ClientOptions{ProtocolVersion: Version20260728}, func(c Conn) Conn {
 		return rewriteConn{c, func(m []byte) []byte {
 			if bytes.Contains(m, []byte(`"resultType":"task"`)) && bytes.Contains(m, []byte(`"status":"working"`)) {
 				rewritten.Add(1)

@@ -120,13 +120,13 @@ var hangCancelled = make(chan error, 8)
 // Every feature, against our dual-era server in both eras: 2026-07-28
 // after the probe (the default) and 2025-11-25 by initialize.
 func TestClientFeatures(t *testing.T) {
-	for _, version := range []string{"", LatestVersion} {
+	for _, version := range []string{"", LatestNegotiatedVersion} {
 		t.Run("version "+version, func(t *testing.T) { testClientFeatures(t, version) })
 	}
 }
 
 func testClientFeatures(t *testing.T, version string) {
-	modern := version == ""
+	perRequest := version == ""
 	ctx := context.Background()
 	var mu sync.Mutex
 	var logs []string
@@ -156,9 +156,9 @@ func testClientFeatures(t *testing.T, version string) {
 	})
 
 	init := cs.InitializeResult()
-	want := LatestVersion
-	if modern {
-		want = ModernVersion
+	want := LatestNegotiatedVersion
+	if perRequest {
+		want = Version20260728
 	}
 	if init.ServerInfo.Name != "feature" || cs.ProtocolVersion() != want || init.Capabilities.Tools == nil {
 		t.Fatalf("initialize result: %+v", init)
@@ -222,7 +222,7 @@ func testClientFeatures(t *testing.T, version string) {
 		t.Errorf("read: %+v %v", rr, err)
 	}
 	notFound := int64(-32002)
-	if modern {
+	if perRequest {
 		notFound = jsonrpc.CodeInvalidParams
 	}
 	if _, err := cs.ReadResource(ctx, "file:///missing"); !errors.As(err, &rpcErr) || rpcErr.Code != notFound {
@@ -242,7 +242,7 @@ func testClientFeatures(t *testing.T, version string) {
 }
 
 func TestClientSubscribe(t *testing.T) {
-	for _, era := range []string{"2024-11-05", LatestVersion, ModernVersion} {
+	for _, era := range []string{"2024-11-05", LatestNegotiatedVersion, Version20260728} {
 		t.Run(era, func(t *testing.T) { testClientSubscribe(t, era) })
 	}
 }
@@ -299,7 +299,7 @@ func testClientSubscribe(t *testing.T, version string) {
 			t.Fatal("updates of a still arrive after Unsubscribe")
 		}
 	}
-	if version == ModernVersion {
+	if version == Version20260728 {
 		cs.mu.Lock()
 		n := len(cs.subs)
 		cs.mu.Unlock()
@@ -310,13 +310,13 @@ func testClientSubscribe(t *testing.T, version string) {
 }
 
 func TestClientListChanged(t *testing.T) {
-	for _, era := range []string{"", LatestVersion} {
+	for _, era := range []string{"", LatestNegotiatedVersion} {
 		t.Run("version "+era, func(t *testing.T) { testClientListChanged(t, era) })
 	}
 }
 
-// testClientListChanged: legacy servers send list_changed unasked; a
-// modern one on the subscription the client opens for its handlers.
+// testClientListChanged: session-era servers send list_changed unasked; a
+// per-request one on the subscription the client opens for its handlers.
 func testClientListChanged(t *testing.T, version string) {
 	s := featureServer(nil)
 	changed := make(chan int, 4)
@@ -346,7 +346,7 @@ func testClientListChanged(t *testing.T, version string) {
 // Every revision the client speaks is negotiated with our server, and
 // what the older ones lack is refused clearly before anything is sent.
 func TestClientVersions(t *testing.T) {
-	for _, v := range SupportedVersions {
+	for _, v := range NegotiatedVersions {
 		t.Run(v, func(t *testing.T) {
 			s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{HasPrompts: true})
 			cs := connect(t, s, &ClientOptions{ProtocolVersion: v})
@@ -497,22 +497,22 @@ func TestWithMeta(t *testing.T) {
 	}
 }
 
-// A modern call whose params carry a _meta of their own keeps it, and
+// A 2026-07-28 call whose params carry a _meta of their own keeps it, and
 // gets the session's members and its progress token over it.
-func TestModernParamsOwnMeta(t *testing.T) {
+func TestPerRequestParamsOwnMeta(t *testing.T) {
 	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
 	got := make(chan Meta, 1)
 	s.AddTool(&Tool{Name: "m", InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *CallToolRequest) (*CallToolResult, error) {
 		got <- req.Params.Meta
 		return TextResult("ok"), nil
 	})
-	cs := connect(t, s, &ClientOptions{ProtocolVersion: ModernVersion})
+	cs := connect(t, s, &ClientOptions{ProtocolVersion: Version20260728})
 	ctx := WithProgress(context.Background(), func(*ProgressNotificationParams) {})
 	if _, err := cs.CallToolParams(ctx, &CallToolParams{Name: "m", Meta: Meta{"x": 1, MetaProtocolVersion: "bogus"}}); err != nil {
 		t.Fatal(err)
 	}
 	m := <-got
-	if m["x"] != float64(1) || m[MetaProtocolVersion] != ModernVersion || m["progressToken"] == nil || m[MetaClientCapabilities] == nil {
+	if m["x"] != float64(1) || m[MetaProtocolVersion] != Version20260728 || m["progressToken"] == nil || m[MetaClientCapabilities] == nil {
 		t.Errorf("_meta the handler saw: %v", m)
 	}
 }

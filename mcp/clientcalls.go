@@ -177,7 +177,7 @@ func (ss *ServerSession) Ping(ctx context.Context) error {
 
 // CreateMessage asks the client to sample a model on behalf of this request.
 func (r *Request) CreateMessage(ctx context.Context, p *CreateMessageParams) (*CreateMessageResult, error) {
-	if r.modern != nil {
+	if r.perRequest != nil {
 		return autoInput[CreateMessageResult](r, SamplingInput(p))
 	}
 	return r.Session.CreateMessage(r.bind(ctx), p)
@@ -185,7 +185,7 @@ func (r *Request) CreateMessage(ctx context.Context, p *CreateMessageParams) (*C
 
 // Elicit asks the client's user for input on behalf of this request.
 func (r *Request) Elicit(ctx context.Context, p *ElicitParams) (*ElicitResult, error) {
-	if r.modern != nil {
+	if r.perRequest != nil {
 		return autoInput[ElicitResult](r, ElicitInput(p))
 	}
 	return r.Session.Elicit(r.bind(ctx), p)
@@ -193,7 +193,7 @@ func (r *Request) Elicit(ctx context.Context, p *ElicitParams) (*ElicitResult, e
 
 // ListRoots asks the client for its roots on behalf of this request.
 func (r *Request) ListRoots(ctx context.Context) (*ListRootsResult, error) {
-	if r.modern != nil {
+	if r.perRequest != nil {
 		return autoInput[ListRootsResult](r, RootsInput())
 	}
 	return r.Session.ListRoots(r.bind(ctx))
@@ -223,7 +223,7 @@ func (ss *ServerSession) call(ctx context.Context, method string, params, result
 			r.reader.handOff(r.readerTok) // the answer comes on the stream this goroutine reads
 		}
 	}
-	if t := taskFrom(ctx); t != nil && !t.modern {
+	if t := taskFrom(ctx); t != nil && !t.perRequest {
 		// A task's handler waiting on the client: input_required.
 		ss.server.clientAsk(t, 1)
 		defer ss.server.clientAsk(t, -1)

@@ -31,7 +31,7 @@ func TestProgress(t *testing.T) {
 	})
 	for _, tok := range []string{`"abc"`, `7`, `"7"`} {
 		p := startPeer(t, s, nil)
-		p.initialize(LatestVersion, "")
+		p.initialize(LatestNegotiatedVersion, "")
 		p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"work","_meta":{"progressToken":%s}}}`, tok)
 		for i := 1; i <= 3; i++ {
 			m := p.recv()
@@ -67,7 +67,7 @@ func TestCancellation(t *testing.T) {
 		return TextResult("too late"), nil, nil
 	})
 	p := startPeer(t, s, nil)
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 	p.send(`{"jsonrpc":"2.0","id":"w","method":"tools/call","params":{"name":"wait"}}`)
 	<-started
 	p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w","reason":"user hit stop"}}`)
@@ -97,7 +97,7 @@ func TestSlowToolDoesNotBlock(t *testing.T) {
 		return TextResult("fast"), nil, nil
 	})
 	p := startPeer(t, s, nil)
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 	p.send(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"slow"}}`)
 	p.result("ping", "", nil)
 	p.result("tools/call", `{"name":"fast"}`, nil)
@@ -118,7 +118,7 @@ func TestConcurrencyBound(t *testing.T) {
 		return TextResult("slow"), nil, nil
 	})
 	p := startPeer(t, s, nil)
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`)
 	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow"}}`)
 	running.Wait()
@@ -162,7 +162,7 @@ func TestServerToClientRequests(t *testing.T) {
 		return TextResult(roots.Roots[0].URI + " " + sample.Model + " " + el.Action + " " + el.Content["name"].(string)), nil, nil
 	})
 	p := startPeer(t, s, nil)
-	p.initialize(LatestVersion, `{"roots":{},"sampling":{},"elicitation":{}}`)
+	p.initialize(LatestNegotiatedVersion, `{"roots":{},"sampling":{},"elicitation":{}}`)
 	p.send(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"ask"}}`)
 	if m := p.answer(`{"roots":[{"uri":"file:///home"}]}`); m.Method != "roots/list" {
 		t.Errorf("first request %s", m.Raw)
@@ -203,7 +203,7 @@ func TestServerToClientChecksCapabilities(t *testing.T) {
 		return TextResult("refused"), nil, nil
 	})
 	p := startPeer(t, s, nil)
-	p.initialize(LatestVersion, `{"sampling":{},"elicitation":{"url":{}}}`)
+	p.initialize(LatestNegotiatedVersion, `{"sampling":{},"elicitation":{"url":{}}}`)
 	for _, what := range []string{"tools", "form", "roots"} {
 		var res CallToolResult
 		p.result("tools/call", `{"name":"ask","arguments":{"What":"`+what+`"}}`, &res)
@@ -229,7 +229,7 @@ func TestServerToClientTimeoutCancels(t *testing.T) {
 		return nil, nil, err
 	})
 	p := startPeer(t, s, nil)
-	p.initialize(LatestVersion, `{"roots":{}}`)
+	p.initialize(LatestNegotiatedVersion, `{"roots":{}}`)
 	p.send(`{"jsonrpc":"2.0","id":"t","method":"tools/call","params":{"name":"ask"}}`)
 	req := p.recv()
 	if req.Method != "roots/list" {
@@ -265,7 +265,7 @@ func TestMiddlewareSeesEveryMethod(t *testing.T) {
 	}
 	s := echoServer(&ServerOptions{Middleware: []Middleware{mw}})
 	p := startPeer(t, s, nil)
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 	p.result("tools/list", "", nil)
 	code, msg := p.rpcError("tools/call", `{"name":"echo","arguments":{"text":"forbidden"}}`)
 	if code != -32603 || msg != "denied by policy" {
@@ -285,7 +285,7 @@ func TestElicitationComplete(t *testing.T) {
 	sessions := make(chan *ServerSession, 1)
 	s.opts.InitializedHandler = func(ctx context.Context, ss *ServerSession) { sessions <- ss }
 	p := startPeer(t, s, nil)
-	p.initialize(LatestVersion, `{"elicitation":{"url":{}}}`)
+	p.initialize(LatestNegotiatedVersion, `{"elicitation":{"url":{}}}`)
 	ss := <-sessions
 	if err := ss.NotifyElicitationComplete("e-1"); err != nil {
 		t.Fatal(err)

@@ -126,11 +126,11 @@ func (f feature) String() string {
 }
 
 // declared reports whether the client was told about feature f: by
-// initialize in a legacy session, by the server's capabilities for a
-// modern request.
+// initialize in a session, by the server's capabilities for a
+// 2026-07-28 request.
 func (r *Request) declared(f feature) bool {
-	if r.modern != nil {
-		return capsDeclare(r.Session.server.capabilities(revModern), f, r.Session.server)
+	if r.perRequest != nil {
+		return capsDeclare(r.Session.server.capabilities(rev20260728), f, r.Session.server)
 	}
 	ss := r.Session
 	ss.mu.Lock()
@@ -197,13 +197,13 @@ func (ss *ServerSession) initialize(req *Request) (any, error) {
 		return nil, err
 	}
 	if p.ProtocolVersion == "" {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: protocolVersion is required; send the newest revision you support, such as %q", LatestVersion)
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: protocolVersion is required; send the newest revision you support, such as %q", LatestNegotiatedVersion)
 	}
 	rev, ok := parseRevision(p.ProtocolVersion)
 	if !ok {
 		// An unsupported request is answered with our newest revision;
 		// the client decides whether it can use it.
-		rev, _ = parseRevision(LatestVersion)
+		rev, _ = parseRevision(LatestNegotiatedVersion)
 	}
 	s := ss.server
 	caps := s.capabilities(rev)

@@ -30,7 +30,7 @@ func TestExtensionMethods(t *testing.T) {
 			t.Errorf("HandleMethod(%q) took a method it must refuse", bad)
 		}
 	}
-	for _, version := range []string{"2025-06-18", ModernVersion} {
+	for _, version := range []string{"2025-06-18", Version20260728} {
 		t.Run(version, func(t *testing.T) {
 			cs := connect(t, s, &ClientOptions{ProtocolVersion: version})
 			if cs.ProtocolVersion() != version {

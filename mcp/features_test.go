@@ -27,7 +27,7 @@ func resourceServer() *Server {
 func TestResources(t *testing.T) {
 	s := resourceServer()
 	p := startPeer(t, s, nil)
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 	m := p.call("resources/list", "")
 	if string(m.Result) != `{"resources":[{"uri":"file:///readme.md","name":"readme","title":"Read me","mimeType":"text/markdown","icons":[{"src":"data:,"}]}]}` {
 		t.Errorf("resources/list = %s", m.Result)
@@ -87,7 +87,7 @@ func promptServer() *Server {
 
 func TestPrompts(t *testing.T) {
 	p := startPeer(t, promptServer(), nil)
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 	m := p.call("prompts/list", "")
 	if string(m.Result) != `{"prompts":[{"name":"review","title":"Code review","arguments":[{"name":"code","title":"Code","required":true},{"name":"style"}]}]}` {
 		t.Errorf("prompts/list = %s", m.Result)
@@ -128,7 +128,7 @@ func TestCompletion(t *testing.T) {
 		return &CompleteResult{Completion: CompletionValues{Values: vals}}, nil
 	}
 	p := startPeer(t, s, nil)
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 	var res CompleteResult
 	p.result("completion/complete", `{"ref":{"type":"ref/prompt","name":"review"},"argument":{"name":"style","value":"go"}}`, &res)
 	if len(res.Completion.Values) != 100 || !res.Completion.HasMore || res.Completion.Total != 150 || res.Completion.Values[0] != "go0" {
@@ -160,7 +160,7 @@ func TestLogging(t *testing.T) {
 		return TextResult("ok"), nil, nil
 	})
 	p := startPeer(t, s, nil)
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 	if code, _ := p.rpcError("logging/setLevel", `{"level":"loud"}`); code != -32602 {
 		t.Errorf("bad level: %d", code)
 	}

@@ -25,7 +25,7 @@ func TestFilterHidesItems(t *testing.T) {
 			return &ReadResourceResult{Contents: []*ResourceContents{{Text: "x"}}}, nil
 		})
 	}
-	ss := s.NewSession(MessageWriterFunc(func([]byte) error { return nil }), &SessionOptions{Initialized: &InitializeParams{ProtocolVersion: LatestVersion}})
+	ss := s.NewSession(MessageWriterFunc(func([]byte) error { return nil }), &SessionOptions{Initialized: &InitializeParams{ProtocolVersion: LatestNegotiatedVersion}})
 	ask := func(who, method, params string) string {
 		var out string
 		ss.Handle(WithPrincipal(context.Background(), who), []byte(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`), MessageWriterFunc(func(b []byte) error {

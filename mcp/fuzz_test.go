@@ -35,7 +35,7 @@ func FuzzSessionHandle(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte, pick uint8) {
 		s := servers[int(pick)%len(servers)]
-		version := SupportedVersions[int(pick/3)%len(SupportedVersions)]
+		version := NegotiatedVersions[int(pick/3)%len(NegotiatedVersions)]
 		var replies [][]byte
 		w := MessageWriterFunc(func(msg []byte) error {
 			replies = append(replies, append([]byte(nil), msg...))
@@ -145,7 +145,7 @@ func FuzzCallToolResultFast(f *testing.F) {
 	})
 }
 
-// FuzzCompleteResult holds the one-pass check of a modern result's head
+// FuzzCompleteResult holds the one-pass check of a 2026-07-28 result's head
 // to what decoding the head concludes.
 func FuzzCompleteResult(f *testing.F) {
 	for _, s := range []string{

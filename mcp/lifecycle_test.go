@@ -52,10 +52,10 @@ func TestVersionNegotiation(t *testing.T) {
 		{"2025-03-26", "2025-03-26"},
 		{"2025-06-18", "2025-06-18"},
 		{"2025-11-25", "2025-11-25"},
-		{"2099-01-01", LatestVersion}, // sorts later, still unsupported
-		{"2000-01-01", LatestVersion},
-		{"2025-11-25-draft", LatestVersion},
-		{"1.0", LatestVersion},
+		{"2099-01-01", LatestNegotiatedVersion}, // sorts later, still unsupported
+		{"2000-01-01", LatestNegotiatedVersion},
+		{"2025-11-25-draft", LatestNegotiatedVersion},
+		{"1.0", LatestNegotiatedVersion},
 	} {
 		t.Run(tt.asked, func(t *testing.T) {
 			p := startPeer(t, echoServer(nil), nil)
@@ -99,7 +99,7 @@ func TestCapabilitiesDeclaredForWhatIsRegistered(t *testing.T) {
 	bare := NewServer(nil, nil)
 	p := startPeer(t, bare, nil)
 	var res struct{ Capabilities map[string]json.RawMessage }
-	json.Unmarshal(p.initialize(LatestVersion, ""), &res)
+	json.Unmarshal(p.initialize(LatestNegotiatedVersion, ""), &res)
 	if len(res.Capabilities) != 0 {
 		t.Errorf("bare server declares %v", res.Capabilities)
 	}
@@ -118,7 +118,7 @@ func TestCapabilitiesDeclaredForWhatIsRegistered(t *testing.T) {
 	full.AddResource(&Resource{URI: "file:///a", Name: "a"}, func(context.Context, *ReadResourceRequest) (*ReadResourceResult, error) { return nil, nil })
 	p = startPeer(t, full, nil)
 	res.Capabilities = nil
-	json.Unmarshal(p.initialize(LatestVersion, ""), &res)
+	json.Unmarshal(p.initialize(LatestNegotiatedVersion, ""), &res)
 	want := map[string]string{
 		"tools":       `{"listChanged":true}`,
 		"prompts":     `{"listChanged":true}`,
@@ -138,7 +138,7 @@ func TestCapabilitiesDeclaredForWhatIsRegistered(t *testing.T) {
 	forced := NewServer(nil, &ServerOptions{HasTools: true})
 	p = startPeer(t, forced, nil)
 	res.Capabilities = nil
-	json.Unmarshal(p.initialize(LatestVersion, ""), &res)
+	json.Unmarshal(p.initialize(LatestNegotiatedVersion, ""), &res)
 	if string(res.Capabilities["tools"]) != `{"listChanged":true}` {
 		t.Errorf("HasTools: %v", res.Capabilities)
 	}
@@ -157,7 +157,7 @@ func TestEndOfInputEndsServeWithInFlightAnswered(t *testing.T) {
 		return TextResult("finished"), nil, nil
 	})
 	p := startPeer(t, s, nil)
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 	p.send(`{"jsonrpc":"2.0","id":"slow-1","method":"tools/call","params":{"name":"slow"}}`)
 	p.expectQuiet() // the call is admitted
 	p.in.Close()    // end of input while the call runs

@@ -52,7 +52,7 @@ func (s *Server) listen(ctx context.Context, req *Request) (any, error) {
 		want = *p.Notifications
 	}
 	// The server honours what it declares; the acknowledgement says so.
-	caps := s.capabilities(revModern)
+	caps := s.capabilities(rev20260728)
 	var got SubscriptionFilter
 	got.ToolsListChanged = want.ToolsListChanged && caps.Tools != nil && caps.Tools.ListChanged
 	got.PromptsListChanged = want.PromptsListChanged && caps.Prompts != nil && caps.Prompts.ListChanged
@@ -67,7 +67,7 @@ func (s *Server) listen(ctx context.Context, req *Request) (any, error) {
 		}
 	}
 	if len(want.TaskIDs) > 0 {
-		if _, ok := req.modern.caps.Extensions[ExtensionTasks]; !ok {
+		if _, ok := req.perRequest.caps.Extensions[ExtensionTasks]; !ok {
 			return nil, missingTasksExtension(req.Method + " with notifications.taskIds")
 		}
 		// Only the caller's own tasks are accepted; the others are left

@@ -9,10 +9,10 @@ import (
 // A listen stream: the acknowledgement first, then only the
 // notifications asked for, each tagged with the listen id (its JSON type
 // kept); a cancellation ends it.
-func TestModernListen(t *testing.T) {
+func TestPerRequestListen(t *testing.T) {
 	s := featureServer(nil)
 	p := startPeer(t, s, nil)
-	p.send(`{"jsonrpc":"2.0","id":"L1","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"resourceSubscriptions":["file:///a.txt"]},%s}}`, modernMeta(``))
+	p.send(`{"jsonrpc":"2.0","id":"L1","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"resourceSubscriptions":["file:///a.txt"]},%s}}`, perRequestMeta(``))
 	ack := p.recv()
 	if ack.Method != "notifications/subscriptions/acknowledged" || !strings.Contains(ack.Raw, `"io.modelcontextprotocol/subscriptionId":"L1"`) {
 		t.Fatalf("first message %s, want the acknowledgement tagged L1", ack.Raw)
@@ -36,7 +36,7 @@ func TestModernListen(t *testing.T) {
 	p.expectQuiet()
 }
 
-func modernMeta(extra string) string {
+func perRequestMeta(extra string) string {
 	m := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`
 	if extra != "" {
 		m += "," + extra

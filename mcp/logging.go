@@ -75,7 +75,7 @@ var ErrLoggingNotDeclared = errors.New("mcp: logging capability not declared")
 func (ss *ServerSession) Log(ctx context.Context, level LoggingLevel, logger string, data any) error {
 	w := ss.out
 	if r := requestFrom(ctx); r != nil && r.Session == ss && !r.done.Load() {
-		if r.modern != nil {
+		if r.perRequest != nil {
 			return r.Log(level, logger, data)
 		}
 		w = r.w
@@ -106,8 +106,8 @@ func (r *Request) Log(level LoggingLevel, logger string, data any) error {
 	if r.done.Load() {
 		return errors.New("mcp: the request is finished")
 	}
-	if r.modern != nil {
-		// No session and no logging/setLevel: a modern request gets logs
+	if r.perRequest != nil {
+		// No session and no logging/setLevel: a 2026-07-28 request gets logs
 		// only when it asks, at the level it names, on its own stream.
 		if level.rank() == 0 {
 			return fmt.Errorf("mcp: unknown log level %q", level)
@@ -115,7 +115,7 @@ func (r *Request) Log(level LoggingLevel, logger string, data any) error {
 		if !r.Session.server.opts.Logging {
 			return ErrLoggingNotDeclared
 		}
-		if r.modern.logLevel == "" || level.rank() < r.modern.logLevel.rank() {
+		if r.perRequest.logLevel == "" || level.rank() < r.perRequest.logLevel.rank() {
 			return nil
 		}
 		return r.Session.notify(r.w, notificationMessage, &LoggingMessageParams{Level: level, Logger: logger, Data: data})

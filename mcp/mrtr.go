@@ -19,9 +19,9 @@ import (
 
 // Multi-round-trip requests. A handler that needs the client (a user's
 // answer, a model's completion, the roots) asks through one API in both
-// eras. In a modern request the handler returns at once, the client gets
+// eras. In a 2026-07-28 request the handler returns at once, the client gets
 // an InputRequiredResult, and it calls again with the answers; the
-// handler then runs again from the start and finds them. In a legacy
+// handler then runs again from the start and finds them. In a session-era
 // session the engine sends the server-to-client requests itself and runs
 // the handler again with the answers, so the client sees one call.
 //
@@ -65,7 +65,7 @@ func (e *InputRequiredError) Error() string {
 }
 
 // errInputRequired is returned by Elicit, CreateMessage and ListRoots in a
-// modern request whose answer is not in yet.
+// 2026-07-28 request whose answer is not in yet.
 var errInputRequired = errors.New("mcp: input required from the client; return this error so that the client can answer and call again")
 
 // RequireInput asks the client for inputs, keyed by names unique within
@@ -83,7 +83,7 @@ func (r *Request) RequireInput(reqs map[string]*InputRequest, state []byte) erro
 // for input it did not have (RequireInput, or Elicit, CreateMessage or
 // ListRoots): middleware then sees the error the handler returned (a
 // tool's turned into an isError result), but the client gets
-// input_required, or in a legacy session the requests themselves.
+// input_required, or in a session the requests themselves.
 func (r *Request) NeedsInput() bool { return r.needInput != nil }
 
 // InputResponse returns the client's answer to the input request key,
@@ -110,7 +110,7 @@ func InputAs[T any](r *Request, key string) (*T, bool) {
 // round, nil in the first.
 func (r *Request) State() []byte { return r.state }
 
-// autoInput is how Elicit, CreateMessage and ListRoots work in a modern
+// autoInput is how Elicit, CreateMessage and ListRoots work in a per-request
 // request: the n-th call in the handler has the key "mcpgate/n", so that
 // a handler run again finds its earlier answers in order.
 func autoInput[T any](r *Request, in *InputRequest) (*T, error) {
@@ -274,7 +274,7 @@ func (s *Server) openState(token string) (*requestState, bool) {
 	return &st, true
 }
 
-// loadInputs reads inputResponses and requestState of a modern retry into
+// loadInputs reads inputResponses and requestState of a per-request retry into
 // the request, refusing a state that was not ours, has expired or belongs
 // to another call.
 func (s *Server) loadInputs(req *Request) *jsonrpc.Error {
@@ -322,7 +322,7 @@ func (s *Server) loadInputs(req *Request) *jsonrpc.Error {
 	return nil
 }
 
-// encodeInputRequired answers a modern request whose handler needs input.
+// encodeInputRequired answers a 2026-07-28 request whose handler needs input.
 func (s *Server) encodeInputRequired(req *Request) []byte {
 	if !inputMethods[req.Method] {
 		return jsonrpc.AppendError(nil, req.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: the server asked for client input while handling %s, which cannot take it", req.Method))
@@ -352,15 +352,15 @@ func (s *Server) encodeInputRequired(req *Request) []byte {
 	return jsonrpc.AppendResult(nil, req.ID, b)
 }
 
-// maxLegacyRounds bounds the rounds of input a legacy call may take.
-const maxLegacyRounds = 8
+// maxSessionEraRounds bounds the rounds of input a session-era call may take.
+const maxSessionEraRounds = 8
 
-// fulfilLegacy answers a legacy handler's RequireInput with real
+// fulfilSessionEra answers a session-era handler's RequireInput with real
 // server-to-client requests and runs it again, round after round.
-func (ss *ServerSession) fulfilLegacy(ctx context.Context, req *Request, res any, err error) (any, error) {
+func (ss *ServerSession) fulfilSessionEra(ctx context.Context, req *Request, res any, err error) (any, error) {
 	for round := 0; req.needInput != nil; round++ {
-		if round == maxLegacyRounds {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: the handler of %s asked for input %d times; giving up", req.Method, maxLegacyRounds)
+		if round == maxSessionEraRounds {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: the handler of %s asked for input %d times; giving up", req.Method, maxSessionEraRounds)
 		}
 		need := req.needInput
 		req.needInput = nil
@@ -380,7 +380,7 @@ func (ss *ServerSession) fulfilLegacy(ctx context.Context, req *Request, res any
 	return res, err
 }
 
-// fulfilInputs asks a legacy client for each input with a real
+// fulfilInputs asks a session-era client for each input with a real
 // server-to-client request.
 func (ss *ServerSession) fulfilInputs(ctx context.Context, reqs map[string]*InputRequest) (map[string]jsontext.Value, error) {
 	answers := make(map[string]jsontext.Value, len(reqs))

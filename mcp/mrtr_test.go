@@ -17,10 +17,10 @@ type inputRequired struct {
 }
 
 // A handler written with Elicit, CreateMessage and ListRoots works for a
-// modern client round by round: each call that needs something new
+// 2026-07-28 client round by round: each call that needs something new
 // answers input_required, and the retry with the answers and the state
 // goes one step further, until the result.
-func TestModernMultiRoundTrip(t *testing.T) {
+func TestPerRequestMultiRoundTrip(t *testing.T) {
 	p := startPeer(t, featureServer(nil), nil)
 	caps := `"io.modelcontextprotocol/clientCapabilities":{"roots":{},"elicitation":{},"sampling":{}}`
 	params := func(extra string) string {
@@ -70,7 +70,7 @@ func TestModernMultiRoundTrip(t *testing.T) {
 // requestState is refused when altered, when it belongs to another call
 // and when inputResponses is not an object of results; a client without
 // the capability an input needs gets -32021.
-func TestModernRequestStateChecks(t *testing.T) {
+func TestPerRequestRequestStateChecks(t *testing.T) {
 	srv := featureServer(nil)
 	p := startPeer(t, srv, nil)
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{},"elicitation":{},"sampling":{}}}`
@@ -105,9 +105,9 @@ func TestModernRequestStateChecks(t *testing.T) {
 	}
 }
 
-// RequireInput in a legacy session becomes server-to-client requests, and
+// RequireInput in a session becomes server-to-client requests, and
 // the client sees one call.
-func TestLegacyRequireInput(t *testing.T) {
+func TestSessionEraRequireInput(t *testing.T) {
 	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
 	s.AddTool(&Tool{Name: "greet", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
 		r, ok := InputAs[ElicitResult](req.Request, "who")
@@ -132,8 +132,8 @@ func TestLegacyRequireInput(t *testing.T) {
 }
 
 // CheckInput says, before anything is asked, which inputs the client of
-// a request can answer: by its _meta in a modern request, by initialize
-// in a legacy session.
+// a request can answer: by its _meta in a 2026-07-28 request, by initialize
+// in a session.
 func TestCheckInput(t *testing.T) {
 	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
 	s.AddTool(&Tool{Name: "probe", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
@@ -162,9 +162,9 @@ func TestCheckInput(t *testing.T) {
 	if got := res.Content[0].(*TextContent).Text; got != "ok unsupported unsupported ok error" {
 		t.Errorf("modern: %q", got)
 	}
-	legacy := startPeer(t, s, nil)
-	legacy.initialize("2025-11-25", `{"sampling":{},"elicitation":{"url":{}}}`)
-	legacy.result("tools/call", `{"name":"probe"}`, &res)
+	sessionEra := startPeer(t, s, nil)
+	sessionEra.initialize("2025-11-25", `{"sampling":{},"elicitation":{"url":{}}}`)
+	sessionEra.result("tools/call", `{"name":"probe"}`, &res)
 	if got := res.Content[0].(*TextContent).Text; got != "unsupported ok ok unsupported error" {
 		t.Errorf("legacy: %q", got)
 	}

@@ -21,8 +21,8 @@ type Request struct {
 	// Session is the client's session.
 	Session *ServerSession
 
-	rev    revision
-	modern *modernRequest // nil for a legacy request
+	rev        revision
+	perRequest *perRequestRequest // nil for a session-era request
 
 	// Multi-round-trip input (mrtr.go).
 	principal  string // who asked, for binding requestState
@@ -87,8 +87,8 @@ func (r *Request) ProtocolVersion() string { return r.rev.String() }
 
 // ClientCapabilities returns what the client declared it supports.
 func (r *Request) ClientCapabilities() *ClientCapabilities {
-	if r.modern != nil {
-		return &r.modern.caps
+	if r.perRequest != nil {
+		return &r.perRequest.caps
 	}
 	return r.Session.clientCaps()
 }
@@ -96,8 +96,8 @@ func (r *Request) ClientCapabilities() *ClientCapabilities {
 // ClientInfo returns the client's self-description (self-reported: do not
 // base security decisions on it).
 func (r *Request) ClientInfo() Implementation {
-	if r.modern != nil {
-		return r.modern.clientInfo
+	if r.perRequest != nil {
+		return r.perRequest.clientInfo
 	}
 	if p := r.Session.InitializeParams(); p != nil {
 		return p.ClientInfo

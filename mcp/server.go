@@ -25,7 +25,7 @@ type ServerOptions struct {
 	PageSize int
 
 	// CacheTTLMs and CacheScope are the cache hints (ttlMs, cacheScope)
-	// of modern (2026-07-28) results of server/discover, the lists and
+	// of per-request (2026-07-28) results of server/discover, the lists and
 	// resources/read. The zero values, 0 ("immediately stale") and
 	// "public", are always correct; a longer TTL suits a server whose
 	// tools rarely change, and "private" one whose lists depend on who
@@ -142,10 +142,10 @@ type Server struct {
 	stateKeyOnce sync.Once
 	stateKeyVal  []byte
 
-	modernInfoOnce sync.Once
-	modernInfo     []byte // the serverInfo of modern results, encoded
+	perRequestInfoOnce sync.Once
+	perRequestInfo     []byte // the serverInfo of 2026-07-28 results, encoded
 
-	// metaCache maps the text of a modern request's params._meta to what
+	// metaCache maps the text of a 2026-07-28 request's params._meta to what
 	// it was parsed into: a client sends the same _meta every time.
 	metaCache metaCache
 
@@ -229,7 +229,7 @@ func (s *Server) capabilities(r revision) ServerCapabilities {
 	c.Experimental = s.experimental()
 	if s.hasTaskTools() {
 		switch {
-		case r == revModern:
+		case r == rev20260728:
 			c.Extensions = map[string]jsontext.Value{ExtensionTasks: jsontext.Value("{}")}
 		case r >= rev20251125:
 			c.Tasks = &TasksCapability{List: &struct{}{}, Cancel: &struct{}{}, Requests: &TaskRequestsCapability{Tools: &TaskToolsCapability{Call: &struct{}{}}}}

@@ -256,8 +256,8 @@ func (ss *ServerSession) receiveInline(ctx context.Context, data []byte, w Messa
 func (ss *ServerSession) admitRequest(ctx context.Context, msg *jsonrpc.Message, w MessageWriter) *Request {
 	var req *Request
 	var rerr *jsonrpc.Error
-	if ModernClaim(msg.Params) {
-		req, rerr = ss.admitModern(ctx, msg, w, nil)
+	if PerRequestClaim(msg.Params) {
+		req, rerr = ss.admitPerRequest(ctx, msg, w, nil)
 	} else {
 		req, rerr = ss.admit(msg, w, nil)
 	}
@@ -314,8 +314,8 @@ func (ss *ServerSession) admit(msg *jsonrpc.Message, w MessageWriter, respond fu
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: the session is already initialized; initialize may be sent only once")
 		}
 	case msg.Method == methodServerDiscover || msg.Method == methodSubscriptionsListen:
-		// A claim-less discover or listen is a malformed modern request,
-		// not legacy traffic.
+		// A claim-less discover or listen is a malformed 2026-07-28 request,
+		// not session-era traffic.
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %s needs params._meta with %q and %q", msg.Method, MetaProtocolVersion, MetaClientCapabilities)
 	case state == stateCreated:
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: the session is not initialized; send initialize first (got %q)", truncateString(msg.Method, 64))
@@ -334,17 +334,17 @@ func (ss *ServerSession) admit(msg *jsonrpc.Message, w MessageWriter, respond fu
 	return req, nil
 }
 
-// admitModern admits a request that claims the modern revision: no
+// admitPerRequest admits a request that claims the 2026-07-28 revision: no
 // lifecycle, its client described by its own _meta.
-func (ss *ServerSession) admitModern(ctx context.Context, msg *jsonrpc.Message, w MessageWriter, respond func([]byte) error) (*Request, *jsonrpc.Error) {
+func (ss *ServerSession) admitPerRequest(ctx context.Context, msg *jsonrpc.Message, w MessageWriter, respond func([]byte) error) (*Request, *jsonrpc.Error) {
 	if sessionState(ss.state.Load()) == stateClosed {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: the connection is closing")
 	}
-	m, err := ss.server.parseModern(msg.Method, msg.Params)
+	m, err := ss.server.parsePerRequest(msg.Method, msg.Params)
 	if err != nil {
 		return nil, err
 	}
-	req := &Request{Method: msg.Method, ID: msg.ID, RawParams: msg.Params, Session: ss, w: w, respond: respond, rev: revModern, modern: m}
+	req := &Request{Method: msg.Method, ID: msg.ID, RawParams: msg.Params, Session: ss, w: w, respond: respond, rev: rev20260728, perRequest: m}
 	if inputMethods[msg.Method] {
 		req.principal = PrincipalFrom(ctx)
 		if err := ss.server.loadInputs(req); err != nil {
@@ -399,8 +399,8 @@ func (ss *ServerSession) run(ctx context.Context, req *Request) {
 	if t := req.createdTask; t != nil {
 		defer t.announce() // after the answer below is written, or dropped
 	}
-	if req.modern == nil && req.needInput != nil {
-		res, err = ss.fulfilLegacy(ctx, req, res, err)
+	if req.perRequest == nil && req.needInput != nil {
+		res, err = ss.fulfilSessionEra(ctx, req, res, err)
 	}
 
 	ss.mu.Lock()
@@ -415,12 +415,12 @@ func (ss *ServerSession) run(ctx context.Context, req *Request) {
 	}
 	var reply []byte
 	switch {
-	case req.modern != nil && req.missingCap != nil:
+	case req.perRequest != nil && req.missingCap != nil:
 		reply = jsonrpc.AppendError(nil, req.ID, req.missingCap)
-	case req.modern != nil && req.needInput != nil:
+	case req.perRequest != nil && req.needInput != nil:
 		reply = ss.server.encodeInputRequired(req)
-	case req.modern != nil:
-		reply = ss.server.encodeModern(req, res, err)
+	case req.perRequest != nil:
+		reply = ss.server.encodePerRequest(req, res, err)
 	default:
 		reply = encodeResponse(req.ID, res, err, ss.logger)
 	}

@@ -40,7 +40,7 @@ func TestInlineRunsOnReader(t *testing.T) {
 	longGrace(t)
 	release := make(chan struct{})
 	p := startPeer(t, slowServer(release), nil)
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 	p.send(`{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"slow"}}`)
 	time.Sleep(20 * time.Millisecond) // let the reader take it alone
 	p.send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
@@ -69,7 +69,7 @@ func TestPipelinedRequestHandedOff(t *testing.T) {
 		return TextResult("quick"), nil, nil
 	})
 	p := startPeer(t, s, nil)
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 	var burst []string
 	for i := range 20 {
 		burst = append(burst, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"quick"}}`, i))
@@ -125,7 +125,7 @@ func TestPipelinedStreamProbesAfterSlowRequest(t *testing.T) {
 		return TextResult("quick"), nil, nil
 	})
 	p := startPeer(t, s, nil)
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 	const n = 200
 	burst := []string{`{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"sleep"}}`}
 	for i := range n {
@@ -149,7 +149,7 @@ func TestPipelinedStreamProbesAfterSlowRequest(t *testing.T) {
 func TestInlineRequestAskingClientYields(t *testing.T) {
 	longGrace(t)
 	p := startPeer(t, slowServer(nil), nil)
-	p.initialize(LatestVersion, `{"roots":{}}`)
+	p.initialize(LatestNegotiatedVersion, `{"roots":{}}`)
 	p.send(`{"jsonrpc":"2.0","id":"r","method":"tools/call","params":{"name":"roots"}}`)
 	if m := p.answer(`{"roots":[{"uri":"file:///home"}]}`); m.Method != "roots/list" {
 		t.Fatalf("want roots/list, got %s", m.Raw)
@@ -166,7 +166,7 @@ func TestInlineRequestAskingClientYields(t *testing.T) {
 func TestInlineRequestHandedOffByWatcher(t *testing.T) {
 	release := make(chan struct{})
 	p := startPeer(t, slowServer(release), nil)
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 	p.send(`{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"slow"}}`)
 	time.Sleep(5 * time.Millisecond)
 	if m := p.call("ping", ""); m.Error != nil {

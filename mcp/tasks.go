@@ -14,14 +14,14 @@ import (
 // Tasks run a long tool call in the background: the client gets a task at
 // once and polls it for the result. Both designs are served, each to its
 // own era: the 2025-11-25 core tasks (the client asks with params.task;
-// tasks/get, tasks/result, tasks/list, tasks/cancel) in legacy sessions,
+// tasks/get, tasks/result, tasks/list, tasks/cancel) in sessions,
 // and the io.modelcontextprotocol/tasks extension (the server decides;
-// tasks/get, tasks/update, tasks/cancel) for modern requests. A tool opts
+// tasks/get, tasks/update, tasks/cancel) for 2026-07-28 requests. A tool opts
 // in with Tool.Execution.TaskSupport "optional" or "required"; its handler
 // is the same either way.
 //
 // Tasks live in the Server's memory, bound to the caller's principal (and,
-// for an anonymous legacy caller, to its session), with unguessable ids.
+// for an anonymous session-era caller, to its session), with unguessable ids.
 
 // ExtensionTasks is the key of the tasks extension in capabilities.
 const ExtensionTasks = "io.modelcontextprotocol/tasks"
@@ -137,15 +137,15 @@ type DetailedTask struct {
 
 // task is one task in the Server's memory.
 type task struct {
-	id      string
-	owner   string         // the principal
-	session *ServerSession // set for an anonymous legacy caller
-	origin  *ServerSession // the session that created it
-	modern  bool
-	rev     revision
-	created time.Time
-	ttl     time.Duration
-	poll    time.Duration
+	id         string
+	owner      string         // the principal
+	session    *ServerSession // set for an anonymous session-era caller
+	origin     *ServerSession // the session that created it
+	perRequest bool
+	rev        revision
+	created    time.Time
+	ttl        time.Duration
+	poll       time.Duration
 
 	cancel context.CancelCauseFunc
 
@@ -155,19 +155,19 @@ type task struct {
 	updated time.Time
 	result  jsontext.Value // the tool's result, encoded for rev
 	err     *jsonrpc.Error
-	// Modern input: the requests not yet answered, and the answers in.
+	// Per-request input: the requests not yet answered, and the answers in.
 	pending map[string]*InputRequest
 	answers map[string]jsontext.Value
-	// asking counts a legacy task's server-to-client requests in flight.
+	// asking counts a session-era task's server-to-client requests in flight.
 	asking int
-	// waiters are blocked legacy tasks/result requests: the handler's
+	// waiters are blocked session-era tasks/result requests: the handler's
 	// requests to the client travel on the newest one's stream.
 	waiters []*Request
 	// changed is closed and replaced on every change.
 	changed chan struct{}
 	expiry  *time.Timer
 	// announced is closed once the answer creating the task is written:
-	// a legacy task's messages wait for it, so that a client never hears
+	// a session-era task's messages wait for it, so that a client never hears
 	// of a task (a request tagged with it) before it has its id.
 	announced    chan struct{}
 	announceOnce sync.Once
@@ -198,8 +198,8 @@ func (t *task) ttlMs() *int64 {
 	return &ms
 }
 
-// legacyWire is the 2025-11-25 Task; t.mu is held.
-func (t *task) legacyWire() *Task {
+// sessionEraWire is the 2025-11-25 Task; t.mu is held.
+func (t *task) sessionEraWire() *Task {
 	return &Task{
 		TaskID: t.id, Status: t.status, StatusMessage: t.message,
 		CreatedAt: t.created.UTC().Format(taskTimeFormat), LastUpdatedAt: t.updated.UTC().Format(taskTimeFormat),
@@ -275,19 +275,19 @@ func (ts *taskStore) lookup(id string, req *Request, owner string) *task {
 	ts.mu.Lock()
 	t := ts.byID[id]
 	ts.mu.Unlock()
-	if t == nil || t.modern != (req.modern != nil) || t.owner != owner || (t.session != nil && t.session != req.Session) {
+	if t == nil || t.perRequest != (req.perRequest != nil) || t.owner != owner || (t.session != nil && t.session != req.Session) {
 		return nil
 	}
 	return t
 }
 
-// list returns the caller's legacy tasks, oldest first.
+// list returns the caller's session-era tasks, oldest first.
 func (ts *taskStore) list(req *Request, owner string) []*task {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	var out []*task
 	for _, t := range ts.byID {
-		if !t.modern && t.owner == owner && (t.session == nil || t.session == req.Session) {
+		if !t.perRequest && t.owner == owner && (t.session == nil || t.session == req.Session) {
 			out = append(out, t)
 		}
 	}

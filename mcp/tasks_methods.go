@@ -34,8 +34,8 @@ type taskIDParams struct {
 // findTask reads params.taskId and finds the caller's task: -32602 for a
 // missing id and for a task that is unknown, expired or someone else's.
 func (s *Server) findTask(ctx context.Context, req *Request) (*task, error) {
-	if req.modern != nil {
-		if _, ok := req.modern.caps.Extensions[ExtensionTasks]; !ok {
+	if req.perRequest != nil {
+		if _, ok := req.perRequest.caps.Extensions[ExtensionTasks]; !ok {
 			return nil, missingTasksExtension(req.Method)
 		}
 	}
@@ -58,7 +58,7 @@ func missingTasksExtension(method string) *jsonrpc.Error {
 		WithData(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{ExtensionTasks: map[string]any{}}}})
 }
 
-// tasksGet: the Task (legacy) or the DetailedTask (the extension).
+// tasksGet: the Task (session-era) or the DetailedTask (the extension).
 func (s *Server) tasksGet(ctx context.Context, req *Request) (any, error) {
 	t, err := s.findTask(ctx, req)
 	if err != nil {
@@ -66,10 +66,10 @@ func (s *Server) tasksGet(ctx context.Context, req *Request) (any, error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.modern {
+	if t.perRequest {
 		return t.detailed(true), nil
 	}
-	return t.legacyWire(), nil
+	return t.sessionEraWire(), nil
 }
 
 // tasksCancel: the extension acknowledges every cancel of a known task
@@ -86,7 +86,7 @@ func (s *Server) tasksCancel(ctx context.Context, req *Request) (any, error) {
 	if ok {
 		t.cancel(errTaskCancelled)
 	}
-	if t.modern {
+	if t.perRequest {
 		return emptyResult{}, nil
 	}
 	if !ok {
@@ -97,7 +97,7 @@ func (s *Server) tasksCancel(ctx context.Context, req *Request) (any, error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.legacyWire(), nil
+	return t.sessionEraWire(), nil
 }
 
 var errTaskCancelled = jsonrpc.Errorf(jsonrpc.CodeInternalError, "the client cancelled the task")
@@ -106,8 +106,8 @@ var errTaskCancelled = jsonrpc.Errorf(jsonrpc.CodeInternalError, "the client can
 // call would have returned, tagged with the task. While it waits, the
 // handler's requests to the client travel on its stream.
 func (s *Server) tasksResult(ctx context.Context, req *Request) (any, error) {
-	if req.modern != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s does not exist in protocol revision %s; the result is in tasks/get", req.Method, ModernVersion)
+	if req.perRequest != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s does not exist in protocol revision %s; the result is in tasks/get", req.Method, Version20260728)
 	}
 	t, err := s.findTask(ctx, req)
 	if err != nil {
@@ -171,8 +171,8 @@ type ListTasksResult struct {
 // tasksList (2025-11-25) pages through the caller's tasks, oldest first.
 // A cursor names the creation time and id of the last task returned.
 func (s *Server) tasksList(ctx context.Context, req *Request) (any, error) {
-	if req.modern != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s does not exist in protocol revision %s", req.Method, ModernVersion)
+	if req.perRequest != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s does not exist in protocol revision %s", req.Method, Version20260728)
 	}
 	var p PaginatedParams
 	if err := unmarshalParams(req.RawParams, &p); err != nil {
@@ -203,7 +203,7 @@ func (s *Server) tasksList(ctx context.Context, req *Request) (any, error) {
 	out := &ListTasksResult{Tasks: make([]*Task, 0, end-start)}
 	for _, t := range ts[start:end] {
 		t.mu.Lock()
-		out.Tasks = append(out.Tasks, t.legacyWire())
+		out.Tasks = append(out.Tasks, t.sessionEraWire())
 		t.mu.Unlock()
 	}
 	if end < len(ts) {
@@ -227,8 +227,8 @@ func parseTaskCursor(c string) (int64, string, bool) {
 // requests. Keys that are unknown or already answered are ignored; the
 // task resumes once every outstanding request is answered.
 func (s *Server) tasksUpdate(ctx context.Context, req *Request) (any, error) {
-	if req.modern == nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s exists only in protocol revision %s", req.Method, ModernVersion)
+	if req.perRequest == nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s exists only in protocol revision %s", req.Method, Version20260728)
 	}
 	t, err := s.findTask(ctx, req)
 	if err != nil {
@@ -273,15 +273,15 @@ func (s *Server) tasksUpdate(ctx context.Context, req *Request) (any, error) {
 // the task get notifications/tasks.
 func (s *Server) taskChanged(t *task) {
 	t.mu.Lock()
-	modern := t.modern
+	perRequest := t.perRequest
 	var p []byte
-	if modern {
+	if perRequest {
 		p, _ = marshal(t.detailed(true))
 	} else {
-		p, _ = marshal(t.legacyWire())
+		p, _ = marshal(t.sessionEraWire())
 	}
 	t.mu.Unlock()
-	if !modern {
+	if !perRequest {
 		if ss := t.origin; sessionState(ss.state.Load()) == stateOperating {
 			ss.out.WriteMessage(jsonrpc.AppendNotification(nil, notificationTasksStatus, p))
 		}

@@ -24,10 +24,10 @@ const (
 // and what the caller can take.
 func (s *Server) taskModeFor(req *Request, st *serverTool, p *CallToolParams) (taskMode, error) {
 	support := st.taskSupport()
-	if req.modern != nil {
+	if req.perRequest != nil {
 		// The extension: the server decides, for callers that declared
 		// it in this very request (params.task is ignored).
-		if _, ok := req.modern.caps.Extensions[ExtensionTasks]; ok && support != TaskSupportForbidden {
+		if _, ok := req.perRequest.caps.Extensions[ExtensionTasks]; ok && support != TaskSupportForbidden {
 			return runTask, nil
 		}
 		if support == TaskSupportRequired {
@@ -77,17 +77,17 @@ func (s *Server) countTaskTools() {
 // taskCreated is a tools/call result that is a new task: the task as it
 // was when created. Read when the answer is written, the running task
 // could already say input_required or completed, without the
-// inputRequests or result those statuses carry (TestModernTasks saw it
+// inputRequests or result those statuses carry (TestPerRequestTasks saw it
 // now and then; the client copes, see TestClientTaskEndedBeforeCreationAnswer).
 type taskCreated struct{ wire any }
 
 func newTaskCreated(t *task) taskCreated {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.modern {
+	if t.perRequest {
 		return taskCreated{t.detailed(false)}
 	}
-	return taskCreated{&CreateTaskResult{Task: t.legacyWire()}}
+	return taskCreated{&CreateTaskResult{Task: t.sessionEraWire()}}
 }
 
 func (c taskCreated) MarshalJSON() ([]byte, error) { return marshal(c.wire) }
@@ -99,13 +99,13 @@ type outcome struct {
 }
 
 // callToolTask answers a task-mode call: with the task, or (for a tool
-// with Tool.TaskAfter, in a modern request) with the handler's own answer
+// with Tool.TaskAfter, in a 2026-07-28 request) with the handler's own answer
 // when it finishes or asks for input within that time.
 func (s *Server) callToolTask(ctx context.Context, req *Request, st *serverTool, p *CallToolParams) (any, error) {
 	tw := &taskWriter{direct: req.w}
 	tr := req.taskCopy(tw)
 	after := st.tool.TaskAfter
-	if req.modern == nil {
+	if req.perRequest == nil {
 		after = 0 // the 2025-11-25 client asked for a task: it gets one at once
 	}
 	// The handler's context outlives the request once it is a task; until
@@ -153,14 +153,14 @@ func (s *Server) newTask(ctx context.Context, req *Request, p *CallToolParams, c
 	o := &s.opts.Tasks
 	now := time.Now()
 	t := &task{
-		id: newTaskID(), owner: PrincipalFrom(ctx), origin: req.Session, modern: req.modern != nil, rev: req.rev,
+		id: newTaskID(), owner: PrincipalFrom(ctx), origin: req.Session, perRequest: req.perRequest != nil, rev: req.rev,
 		created: now, updated: now, ttl: o.ttl(), poll: o.pollInterval(),
 		cancel: cancel, status: TaskWorking, changed: make(chan struct{}), announced: make(chan struct{}),
 	}
-	if p.Task != nil && p.Task.TTL != nil && req.modern == nil {
+	if p.Task != nil && p.Task.TTL != nil && req.perRequest == nil {
 		t.ttl = min(max(time.Duration(*p.Task.TTL)*time.Millisecond, time.Second), o.maxTTL())
 	}
-	if !t.modern && t.owner == "" {
+	if !t.perRequest && t.owner == "" {
 		// Nobody to bind it to but the session: no other session may see
 		// it, and it ends with the session.
 		t.session = req.Session
@@ -215,7 +215,7 @@ func (s *Server) runTask(ctx context.Context, t *task, tr *Request, st *serverTo
 		tr.needInput, tr.autoN = nil, 0
 		var answers map[string]jsontext.Value
 		var err error
-		if t.modern {
+		if t.perRequest {
 			answers, err = s.awaitTaskInput(ctx, t, need.Requests)
 		} else {
 			answers, err = tr.Session.fulfilInputs(ctx, need.Requests)
@@ -248,7 +248,7 @@ func (s *Server) invokeSafe(ctx context.Context, req *Request, st *serverTool, p
 	return st.handler(ctx, &CallToolRequest{Request: req, Params: p})
 }
 
-// awaitTaskInput parks a modern task in input_required until the client
+// awaitTaskInput parks a 2026-07-28 task in input_required until the client
 // has answered every request through tasks/update.
 func (s *Server) awaitTaskInput(ctx context.Context, t *task, reqs map[string]*InputRequest) (map[string]jsontext.Value, error) {
 	t.mu.Lock()
@@ -292,8 +292,8 @@ func (s *Server) endTask(t *task, res *CallToolResult, err error) {
 	var rpcErr *jsonrpc.Error
 	if err != nil {
 		rpcErr = toRPCError(err)
-		if t.modern {
-			rpcErr = modernError(rpcErr)
+		if t.perRequest {
+			rpcErr = perRequestError(rpcErr)
 		}
 	} else {
 		if res == nil {
@@ -313,7 +313,7 @@ func (s *Server) endTask(t *task, res *CallToolResult, err error) {
 	switch {
 	case rpcErr != nil:
 		t.change(TaskFailed, rpcErr.Message)
-	case res.IsError && !t.modern:
+	case res.IsError && !t.perRequest:
 		// 2025-11-25 counts a tool error as a failed task (its result
 		// still comes from tasks/result); the extension keeps "failed"
 		// for protocol errors.
@@ -378,7 +378,7 @@ func taskFrom(ctx context.Context) *task {
 	return t
 }
 
-// clientAsk marks a legacy task input_required while its handler waits on
+// clientAsk marks a session-era task input_required while its handler waits on
 // a request to the client, and working again after.
 func (s *Server) clientAsk(t *task, delta int) {
 	t.mu.Lock()
@@ -401,7 +401,7 @@ func (s *Server) clientAsk(t *task, delta int) {
 func (r *Request) taskCopy(w MessageWriter) *Request {
 	c := &Request{
 		Method: r.Method, ID: r.ID, RawParams: r.RawParams, Session: r.Session,
-		rev: r.rev, modern: r.modern, principal: r.principal, state: r.state, w: w,
+		rev: r.rev, perRequest: r.perRequest, principal: r.principal, state: r.state, w: w,
 	}
 	if r.inputs != nil {
 		c.inputs = make(map[string]jsontext.Value, len(r.inputs))
@@ -413,9 +413,9 @@ func (r *Request) taskCopy(w MessageWriter) *Request {
 }
 
 // taskWriter is where a task's handler writes. Before the task exists (a
-// modern call still within TaskAfter) it is the call's own stream. Then a
-// modern task sends nothing (the extension forbids progress and logs for
-// tasks); a legacy one sends on the stream of a waiting tasks/result, or
+// 2026-07-28 call still within TaskAfter) it is the call's own stream. Then a
+// 2026-07-28 task sends nothing (the extension forbids progress and logs for
+// tasks); a session-era one sends on the stream of a waiting tasks/result, or
 // the session's own, each message tagged with the related-task _meta.
 type taskWriter struct {
 	direct MessageWriter
@@ -427,15 +427,15 @@ func (w *taskWriter) WriteMessage(b []byte) error {
 	switch {
 	case t == nil:
 		return w.direct.WriteMessage(b)
-	case t.modern:
+	case t.perRequest:
 		return nil
 	}
 	<-t.announced
-	return t.legacyOut().WriteMessage(withRelatedTask(b, t.id))
+	return t.sessionEraOut().WriteMessage(withRelatedTask(b, t.id))
 }
 
-// legacyOut is the stream for a legacy task's messages.
-func (t *task) legacyOut() MessageWriter {
+// sessionEraOut is the stream for a session-era task's messages.
+func (t *task) sessionEraOut() MessageWriter {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for i := len(t.waiters) - 1; i >= 0; i-- {

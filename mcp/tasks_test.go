@@ -82,7 +82,7 @@ func pollTask(t *testing.T, p *peer, params string, want ...string) *wireTask {
 
 // The 2025-11-25 core tasks: declared, created on params.task, polled,
 // waited on with tasks/result, listed, and refused where the tool says so.
-func TestLegacyTasks(t *testing.T) {
+func TestSessionEraTasks(t *testing.T) {
 	s, gate, _ := taskServer(nil)
 	p := startPeer(t, s, nil)
 	init := p.initialize("2025-11-25", "")
@@ -187,10 +187,10 @@ func TestTasksIgnoredBefore20251125(t *testing.T) {
 	}
 }
 
-// A legacy task's handler asks the client with real requests, tagged
+// A session-era task's handler asks the client with real requests, tagged
 // with the task, and the task reads input_required meanwhile; cancelling
 // a running task ends its handler and keeps it cancelled.
-func TestLegacyTaskInputAndCancel(t *testing.T) {
+func TestSessionEraTaskInputAndCancel(t *testing.T) {
 	s, _, ended := taskServer(nil)
 	p := startPeer(t, s, nil)
 	p.initialize("2025-11-25", `{"elicitation":{}}`)
@@ -249,9 +249,9 @@ func TestLegacyTaskInputAndCancel(t *testing.T) {
 	}
 }
 
-// An anonymous legacy caller's tasks belong to its session: another
+// An anonymous session-era caller's tasks belong to its session: another
 // session cannot see, list or cancel them.
-func TestLegacyTasksScopedToSession(t *testing.T) {
+func TestSessionEraTasksScopedToSession(t *testing.T) {
 	s, _, _ := taskServer(nil)
 	a, b := startPeer(t, s, nil), startPeer(t, s, nil)
 	a.initialize("2025-11-25", "")
@@ -282,7 +282,7 @@ const withTasksExt = `{"elicitation":{},"extensions":{"io.modelcontextprotocol/t
 // a caller that declared it, -32021 for one that did not, input through
 // tasks/update (partial answers keep the task waiting), status pushed on
 // a listen stream that asked for the task.
-func TestModernTasks(t *testing.T) {
+func TestPerRequestTasks(t *testing.T) {
 	s, gate, ended := taskServer(nil)
 	p := startPeer(t, s, nil)
 	m := p.call("server/discover", `{`+tasksMeta(`{}`)+`}`)
@@ -383,7 +383,7 @@ func TestModernTasks(t *testing.T) {
 
 // TaskAfter: a call that ends or asks for input within it is answered
 // directly; one still running after it becomes a task.
-func TestModernTaskAfter(t *testing.T) {
+func TestPerRequestTaskAfter(t *testing.T) {
 	s := NewServer(nil, nil)
 	release := make(chan struct{})
 	s.AddTool(&Tool{Name: "slow", InputSchema: map[string]any{"type": "object"}, Execution: &ToolExecution{TaskSupport: TaskSupportRequired}, TaskAfter: 20 * time.Millisecond},

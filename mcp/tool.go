@@ -192,7 +192,7 @@ type serverTool struct {
 	// outputTrusted is set for typed tools, whose structured content is
 	// encoded from the type the output schema was derived from.
 	outputTrusted bool
-	encodings     [revModern + 1]jsontext.Value
+	encodings     [rev20260728 + 1]jsontext.Value
 	// paramHeaders are the input schema's x-mcp-header annotations,
 	// checked once here rather than on every call.
 	paramHeaders []ParamHeader
@@ -269,7 +269,7 @@ func newServerToolInferred(t *Tool, h ToolHandler, inferredIn, inferredOut bool)
 			return nil, fmt.Errorf("mcp: tool %q: output schema: %w", t.Name, err)
 		}
 	}
-	for r := rev20241105; r <= revModern; r++ {
+	for r := rev20241105; r <= rev20260728; r++ {
 		b, err := marshal(toolForRevision(t, r, in, st.output))
 		if err != nil {
 			return nil, fmt.Errorf("mcp: tool %q cannot be encoded: %w", t.Name, err)
@@ -293,7 +293,7 @@ func newUnvalidatedTool(t *Tool, h ToolHandler) (*serverTool, error) {
 		}
 		st.output = &schema{raw: out, trivial: true}
 	}
-	for r := rev20241105; r <= revModern; r++ {
+	for r := rev20241105; r <= rev20260728; r++ {
 		b, err := marshal(toolForRevision(t, r, st.input, st.output))
 		if err != nil {
 			return nil, fmt.Errorf("mcp: tool %q cannot be encoded: %w", t.Name, err)
@@ -361,7 +361,7 @@ func toolForRevision(t *Tool, r revision, in, out *schema) *Tool {
 	if !r.icons() {
 		c.Icons, c.Execution = nil, nil
 	}
-	if r == revModern {
+	if r == rev20260728 {
 		// execution.taskSupport is 2025-11-25 only: with the tasks
 		// extension the server decides per call.
 		c.Execution = nil

@@ -46,7 +46,7 @@ func typedServer() *Server {
 
 func TestTypedToolSchemaInference(t *testing.T) {
 	p := startPeer(t, typedServer(), nil)
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 	var list struct {
 		Tools []struct {
 			Name         string
@@ -85,7 +85,7 @@ func TestTypedToolSchemaInference(t *testing.T) {
 
 func TestTypedToolCall(t *testing.T) {
 	p := startPeer(t, typedServer(), nil)
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 
 	// Defaults are filled in before decoding; structured output comes with
 	// its JSON text.
@@ -243,7 +243,7 @@ func TestRecursiveTypeSchema(t *testing.T) {
 		return TextResult(fmt.Sprint(len(in.Children))), nil, nil
 	})
 	p := startPeer(t, s, nil)
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 	var res CallToolResult
 	p.result("tools/call", `{"name":"tree","arguments":{"name":"a","children":[{"name":"b"},{"name":"c","children":[]}]}}`, &res)
 	if res.IsError || res.Content[0].(*TextContent).Text != "2" {
@@ -263,7 +263,7 @@ func TestRawToolOutputSchemaEnforced(t *testing.T) {
 			return &CallToolResult{StructuredContent: map[string]any{"m": 1}}, nil
 		})
 	p := startPeer(t, s, nil)
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 	if code, _ := p.rpcError("tools/call", `{"name":"bad"}`); code != -32603 {
 		t.Errorf("nonconforming structured content: code %d", code)
 	}
@@ -276,7 +276,7 @@ func TestPagination(t *testing.T) {
 		s.AddTool(&Tool{Name: n, InputSchema: `{"type":"object"}`}, h)
 	}
 	p := startPeer(t, s, nil)
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 	var names []string
 	cursor := ""
 	for pages := 0; pages < 10; pages++ {
@@ -314,7 +314,7 @@ func TestPagination(t *testing.T) {
 func TestToolListChanged(t *testing.T) {
 	s := echoServer(nil)
 	p := startPeer(t, s, nil)
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 	p.result("ping", "", nil)
 	for i := 0; i < 20; i++ {
 		s.AddTool(&Tool{Name: fmt.Sprintf("t%d", i), InputSchema: `{"type":"object"}`}, func(context.Context, *CallToolRequest) (*CallToolResult, error) { return nil, nil })
@@ -378,7 +378,7 @@ func TestInferredSchemaCompiledOnDemand(t *testing.T) {
 	}
 
 	p := startPeer(t, s, nil)
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 	p.result("tools/call", `{"name":"echo","arguments":{"text":"hi"}}`, nil)
 	if compiled("echo") {
 		t.Error("a call the flat path accepted compiled the validator")

@@ -2,38 +2,44 @@ package mcp
 
 import "slices"
 
-// Protocol revisions, oldest first.
+// Protocol revisions, oldest first. They fall in two eras:
+//
+//   - The session era, 2024-11-05 to 2025-11-25: a client and server
+//     negotiate the revision once, through initialize, and everything after
+//     belongs to that session ([NegotiatedVersions]).
+//   - The per-request era, from 2026-07-28: there is no initialize and no
+//     session; every request names its revision, capabilities and client
+//     in params._meta ([PerRequestVersions]).
 const (
 	Version20241105 = "2024-11-05"
 	Version20250326 = "2025-03-26"
 	Version20250618 = "2025-06-18"
 	Version20251125 = "2025-11-25"
+	Version20260728 = "2026-07-28"
 
-	// LatestVersion is the newest revision negotiated through initialize.
-	LatestVersion = Version20251125
-
-	// ModernVersion is the stateless revision: no initialize, every
-	// request names its revision and client in _meta.
-	ModernVersion = "2026-07-28"
+	// LatestNegotiatedVersion is the newest revision negotiated through
+	// initialize: what a session-era client offers.
+	LatestNegotiatedVersion = Version20251125
 )
 
-// ModernVersions lists the stateless revisions a Server serves, newest
-// first. They are never negotiated through initialize.
-var ModernVersions = []string{ModernVersion}
+// PerRequestVersions lists the revisions of the per-request era a Server
+// serves, newest first. They are never negotiated through initialize.
+var PerRequestVersions = []string{Version20260728}
 
-// SupportedVersions lists the revisions a Server negotiates, oldest first.
-// Support is decided by membership in this list, never by comparing the
-// date strings: "2099-01-01" is not supported just because it sorts later.
-var SupportedVersions = []string{Version20241105, Version20250326, Version20250618, Version20251125}
+// NegotiatedVersions lists the session-era revisions a Server negotiates
+// through initialize, oldest first. Support is decided by membership in
+// this list, never by comparing the date strings: "2099-01-01" is not
+// supported just because it sorts later.
+var NegotiatedVersions = []string{Version20241105, Version20250326, Version20250618, Version20251125}
 
 // Versions returns every revision this package speaks, newest first: the
-// stateless ones (ModernVersions), then those negotiated through
-// initialize (SupportedVersions). It is the list to show people (help
+// per-request ones ([PerRequestVersions]), then those negotiated through
+// initialize ([NegotiatedVersions]). It is the list to show people (help
 // texts, version output, configuration hints), so that they never drift
 // apart; the slice is the caller's to keep or change.
 func Versions() []string {
-	out := slices.Clone(ModernVersions)
-	for _, v := range slices.Backward(SupportedVersions) {
+	out := slices.Clone(PerRequestVersions)
+	for _, v := range slices.Backward(NegotiatedVersions) {
 		out = append(out, v)
 	}
 	return out
@@ -48,11 +54,11 @@ const (
 	rev20250326
 	rev20250618
 	rev20251125
-	revModern // 2026-07-28, never negotiated: claimed per request
+	rev20260728 // 2026-07-28, never negotiated: claimed per request
 )
 
 func parseRevision(v string) (revision, bool) {
-	i := slices.Index(SupportedVersions, v)
+	i := slices.Index(NegotiatedVersions, v)
 	if i < 0 {
 		return 0, false
 	}
@@ -60,13 +66,13 @@ func parseRevision(v string) (revision, bool) {
 }
 
 func (r revision) String() string {
-	if r == revModern {
-		return ModernVersion
+	if r == rev20260728 {
+		return Version20260728
 	}
-	if r == 0 || int(r) > len(SupportedVersions) {
+	if r == 0 || int(r) > len(NegotiatedVersions) {
 		return ""
 	}
-	return SupportedVersions[r-1]
+	return NegotiatedVersions[r-1]
 }
 
 // Feature switches, named for what a client of that revision understands.

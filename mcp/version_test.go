@@ -11,7 +11,7 @@ import (
 // told. They must be the same list, newest first.
 func TestVersionsListsEveryRevisionNewestFirst(t *testing.T) {
 	got := Versions()
-	want := []string{ModernVersion, Version20251125, Version20250618, Version20250326, Version20241105}
+	want := []string{Version20260728, Version20251125, Version20250618, Version20250326, Version20241105}
 	if !slices.Equal(got, want) {
 		t.Fatalf("Versions() = %v, want %v", got, want)
 	}
@@ -27,7 +27,7 @@ func TestVersionsListsEveryRevisionNewestFirst(t *testing.T) {
 		t.Errorf("server/discover says %v, Versions() %v", d, got)
 	}
 	got[0] = "changed"
-	if Versions()[0] != ModernVersion {
+	if Versions()[0] != Version20260728 {
 		t.Error("changing the returned slice changed the next call's")
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 func TestIDsEchoedExactly(t *testing.T) {
 	p := startPeer(t, echoServer(nil), nil)
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 	for _, id := range []string{`1`, `"1"`, `0`, `-5`, `18446744073709551617`, `"\ud800"`, `"\u0041"`, `"` + strings.Repeat("x", 100<<10) + `"`} {
 		p.send(`{"jsonrpc":"2.0","id":%s,"method":"ping"}`, id)
 		m := p.recv()
@@ -25,7 +25,7 @@ func TestIDsEchoedExactly(t *testing.T) {
 
 func TestMalformedMessagesGetErrorsAndTheSessionGoesOn(t *testing.T) {
 	p := startPeer(t, echoServer(nil), nil)
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 	for _, tt := range []struct {
 		in   string
 		code int64
@@ -79,7 +79,7 @@ func TestMalformedMessagesGetErrorsAndTheSessionGoesOn(t *testing.T) {
 
 func TestNotificationsAreNeverAnswered(t *testing.T) {
 	p := startPeer(t, echoServer(nil), nil)
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 	for _, n := range []string{
 		`{"jsonrpc":"2.0","method":"notifications/unknown"}`,
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}}`,
@@ -103,7 +103,7 @@ func TestBeforeInitializeNotificationsIgnored(t *testing.T) {
 	p := startPeer(t, echoServer(nil), nil)
 	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	p.expectQuiet()
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 }
 
 func TestDuplicateInFlightID(t *testing.T) {
@@ -114,7 +114,7 @@ func TestDuplicateInFlightID(t *testing.T) {
 		return TextResult("done"), nil, nil
 	})
 	p := startPeer(t, s, nil)
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 	p.send(`{"jsonrpc":"2.0","id":"dup","method":"tools/call","params":{"name":"block"}}`)
 	p.send(`{"jsonrpc":"2.0","id":"dup","method":"ping"}`)
 	m := p.recv()
@@ -207,7 +207,7 @@ func TestBatchesRejectedWholeAtOtherRevisions(t *testing.T) {
 
 func TestOversizedMessage(t *testing.T) {
 	p := startPeer(t, echoServer(nil), &ServeOptions{MaxMessageSize: 1000})
-	p.initialize(LatestVersion, "")
+	p.initialize(LatestNegotiatedVersion, "")
 	p.send(`{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"name":"echo","arguments":{"text":"%s"}}}`, strings.Repeat("a", 5000))
 	m := p.recv()
 	if m.Error == nil || m.Error.Code != -32600 || string(m.ID) != `"big"` {

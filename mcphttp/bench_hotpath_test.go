@@ -84,14 +84,14 @@ func BenchmarkServeHTTPToolsCall(b *testing.B) {
 // One reply as an SSE event on an open stream: framing and the write.
 func BenchmarkSSEWriteEvent(b *testing.B) {
 	msg := []byte(`{"jsonrpc":"2.0","id":12345,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 100) + `"}]}}`)
-	for _, modern := range []bool{false, true} {
+	for _, perRequest := range []bool{false, true} {
 		name := "legacy"
-		if modern {
+		if perRequest {
 			name = "modern"
 		}
 		b.Run(name, func(b *testing.B) {
 			w := &benchRW{h: http.Header{}}
-			s := newStream(&session{modern: modern}, "0", false)
+			s := newStream(&session{perRequest: perRequest}, "0", false)
 			c := newConn(w)
 			b.SetBytes(int64(len(msg)))
 			b.ReportAllocs()

@@ -14,14 +14,14 @@ import (
 // the client's request, our transport and engine, the reply read to its
 // end. Workers each keep one request in flight on their own keep-alive
 // connection, as the shared harness's http mode does.
-// The "modern" mode is the 2026-07-28 revision: no session, every POST
+// The "per-request" mode is the 2026-07-28 revision: no session, every POST
 // carries its _meta and routing headers and is served by a session of its
 // own.
 func BenchmarkHTTPToolsCall(b *testing.B) {
 	for _, mode := range []struct {
-		name   string
-		sse    bool
-		modern bool
+		name       string
+		sse        bool
+		perRequest bool
 	}{{"json", false, false}, {"sse", true, false}, {"modern", false, true}} {
 		for _, workers := range []int{1, 32} {
 			b.Run(mode.name+"/c="+strconv.Itoa(workers), func(b *testing.B) {
@@ -30,7 +30,7 @@ func BenchmarkHTTPToolsCall(b *testing.B) {
 				defer tr.CloseIdleConnections()
 				c := newClient(b, srv)
 				c.hc = &http.Client{Transport: tr}
-				if !mode.modern {
+				if !mode.perRequest {
 					c.initialize("2025-11-25")
 				}
 				text := bytes.Repeat([]byte("x"), 100)
@@ -55,7 +55,7 @@ func BenchmarkHTTPToolsCall(b *testing.B) {
 							body = strconv.AppendInt(body, ids.Add(1), 10)
 							body = append(body, `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"`...)
 							body = append(body, text...)
-							if mode.modern {
+							if mode.perRequest {
 								body = append(body, `"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}}}}`...)
 							} else {
 								body = append(body, `"}}}`...)
@@ -63,7 +63,7 @@ func BenchmarkHTTPToolsCall(b *testing.B) {
 							req, _ := http.NewRequest(http.MethodPost, c.url, bytes.NewReader(body))
 							req.Header.Set("Content-Type", "application/json")
 							req.Header.Set("Accept", "application/json, text/event-stream")
-							if mode.modern {
+							if mode.perRequest {
 								req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
 								req.Header.Set("Mcp-Method", "tools/call")
 								req.Header.Set("Mcp-Name", "echo")

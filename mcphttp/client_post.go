@@ -25,8 +25,8 @@ const getReadyWait = time.Second
 // decision.
 func (c *clientConn) post(ctx context.Context, msg []byte, o outgoing) (int, error) {
 	sid, lost := c.session()
-	if o.modern != nil {
-		// Modern requests stand alone: no session.
+	if o.perRequest != nil {
+		// 2026-07-28 requests stand alone: no session.
 		sid, lost = "", false
 	}
 	if o.initialize {
@@ -49,10 +49,10 @@ func (c *clientConn) post(ctx context.Context, msg []byte, o outgoing) (int, err
 		return 0, fmt.Errorf("mcphttp: %w", err)
 	}
 	c.setHeaders(req, sid)
-	for k, v := range o.modern {
+	for k, v := range o.perRequest {
 		req.Header[k] = v
 	}
-	if o.modern != nil {
+	if o.perRequest != nil {
 		for k, v := range mcp.TransportHeaders(ctx) {
 			req.Header.Set(k, v)
 		}
@@ -67,9 +67,9 @@ func (c *clientConn) post(ctx context.Context, msg []byte, o outgoing) (int, err
 		done()
 		return 0, requestError(http.MethodPost, u, err)
 	}
-	if resp.StatusCode/100 != 2 && o.modern != nil && resp.StatusCode/100 == 4 && resp.StatusCode != http.StatusTooManyRequests &&
+	if resp.StatusCode/100 != 2 && o.perRequest != nil && resp.StatusCode/100 == 4 && resp.StatusCode != http.StatusTooManyRequests &&
 		mediaType(resp.Header.Get("Content-Type")) == "application/json" {
-		// A modern server answers errors with a status and a JSON-RPC
+		// A 2026-07-28 server answers errors with a status and a JSON-RPC
 		// body that the caller must see as the call's error: a legacy
 		// server's refusal of the same request carries no matching id.
 		// Not a 429: its Retry-After, which only the HTTPError keeps, is
@@ -228,7 +228,7 @@ type outgoing struct {
 	ids         []jsonrpc.ID // of the requests, which expect an answer
 	initialize  bool
 	initialized bool
-	modern      http.Header // a 2026-07-28 request: its routing headers
+	perRequest  http.Header // a 2026-07-28 request: its routing headers
 }
 
 func classify(msg []byte) (outgoing, error) {
@@ -249,8 +249,8 @@ func classify(msg []byte) (outgoing, error) {
 		case jsonrpc.KindRequest:
 			o.ids = append(o.ids, m.ID)
 			o.initialize = o.initialize || m.Method == "initialize"
-			if len(elems) == 1 && mcp.ModernClaim(m.Params) {
-				o.modern = modernHeaders(m)
+			if len(elems) == 1 && mcp.PerRequestClaim(m.Params) {
+				o.perRequest = perRequestHeaders(m)
 			}
 		case jsonrpc.KindNotification:
 			o.initialized = o.initialized || m.Method == "notifications/initialized"

@@ -95,7 +95,7 @@ func TestRequestErrorSaysWhetherTheRequestWasSent(t *testing.T) {
 // A 2026-07-28 server's 429 comes with a JSON-RPC error body for the
 // request; the caller still gets the HTTPError, whose Retry-After says
 // how long to leave the server alone.
-func TestModernRateLimitKeepsRetryAfter(t *testing.T) {
+func TestPerRequestRateLimitKeepsRetryAfter(t *testing.T) {
 	s := testServer()
 	h := NewHandler(s, nil)
 	srv := newServer(t, h, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

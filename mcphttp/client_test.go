@@ -78,7 +78,7 @@ func tryConnect(url string, tr *ClientTransport, opts *mcp.ClientOptions) (*mcp.
 		opts = &mcp.ClientOptions{}
 	}
 	if opts.ProtocolVersion == "" {
-		opts.ProtocolVersion = mcp.LatestVersion
+		opts.ProtocolVersion = mcp.LatestNegotiatedVersion
 	} else if opts.ProtocolVersion == "auto" {
 		opts.ProtocolVersion = ""
 	}
@@ -259,7 +259,7 @@ func TestClientHeaders(t *testing.T) {
 		if r.header.Get(headerSessionID) == "" || r.header.Get(headerSessionID) != sid {
 			t.Errorf("request %d (%s) has session %q, want %q", i, r.method, r.header.Get(headerSessionID), sid)
 		}
-		if r.header.Get(headerProtocolVersion) != mcp.LatestVersion {
+		if r.header.Get(headerProtocolVersion) != mcp.LatestNegotiatedVersion {
 			t.Errorf("request %d (%s) has revision %q", i, r.method, r.header.Get(headerProtocolVersion))
 		}
 	}

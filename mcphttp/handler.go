@@ -179,22 +179,22 @@ func plainMediaType(v string) (string, bool) {
 
 // checkProtocolHeader validates MCP-Protocol-Version of legacy traffic.
 // It runs before the session lookup, so an unsupported value is a 400
-// with or without a session; an absent header means 2025-03-26. A modern
+// with or without a session; an absent header means 2025-03-26. A per-request
 // revision in the header of a request whose body claims none is a
-// malformed modern request.
+// malformed 2026-07-28 request.
 func (h *Handler) checkProtocolHeader(w http.ResponseWriter, r *http.Request, b *body) (string, bool) {
 	vals := r.Header.Values(headerProtocolVersion)
 	if len(vals) == 0 {
 		return mcp.Version20250326, true
 	}
-	if len(vals) == 1 && slices.Contains(mcp.ModernVersions, vals[0]) && b != nil && b.request && !b.batch {
+	if len(vals) == 1 && slices.Contains(mcp.PerRequestVersions, vals[0]) && b != nil && b.request && !b.batch {
 		h.httpError(w, http.StatusBadRequest, b.id, jsonrpc.CodeInvalidParams,
 			"Invalid params: MCP-Protocol-Version is %s, but params._meta lacks %q (and %q): a %s request carries them in every request", vals[0], mcp.MetaProtocolVersion, mcp.MetaClientCapabilities, vals[0])
 		return "", false
 	}
-	if len(vals) > 1 || !slices.Contains(mcp.SupportedVersions, vals[0]) {
+	if len(vals) > 1 || !slices.Contains(mcp.NegotiatedVersions, vals[0]) {
 		h.httpError(w, http.StatusBadRequest, nil, codeInvalidRequest,
-			"Bad Request: unsupported MCP-Protocol-Version %q; supported: %s", strings.Join(vals, ", "), strings.Join(mcp.SupportedVersions, ", "))
+			"Bad Request: unsupported MCP-Protocol-Version %q; supported: %s", strings.Join(vals, ", "), strings.Join(mcp.NegotiatedVersions, ", "))
 		return "", false
 	}
 	return vals[0], true

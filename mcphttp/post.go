@@ -38,14 +38,14 @@ func (h *Handler) servePOST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The era is the body's: a request whose _meta claims a revision is
-	// modern, and its header is checked against the claim.
-	if b.request && !b.batch && mcp.ModernClaim(b.msg.Params) {
+	// per-request, and its header is checked against the claim.
+	if b.request && !b.batch && mcp.PerRequestClaim(b.msg.Params) {
 		if h.authorize(w, r, b) {
-			h.serveModern(w, r, b)
+			h.servePerRequest(w, r, b)
 		}
 		return
 	}
-	if b.request && !b.batch && b.msg.Method == "ping" && r.Header.Get(headerSessionID) == "" && slices.Contains(mcp.ModernVersions, r.Header.Get(headerProtocolVersion)) {
+	if b.request && !b.batch && b.msg.Method == "ping" && r.Header.Get(headerSessionID) == "" && slices.Contains(mcp.PerRequestVersions, r.Header.Get(headerProtocolVersion)) {
 		// ping is gone from 2026-07-28, but clients of that revision
 		// (the Go SDK's v1.8.0) still send it, without _meta: a liveness
 		// check costs nothing to answer.
@@ -55,7 +55,7 @@ func (h *Handler) servePOST(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if !b.request && !b.batch && r.Header.Get(headerSessionID) == "" && (mcp.ModernClaim(b.msg.Params) || slices.Contains(mcp.ModernVersions, r.Header.Get(headerProtocolVersion))) {
+	if !b.request && !b.batch && r.Header.Get(headerSessionID) == "" && (mcp.PerRequestClaim(b.msg.Params) || slices.Contains(mcp.PerRequestVersions, r.Header.Get(headerProtocolVersion))) {
 		// A 2026-07-28 client's notification (a cancellation, say): with
 		// no session there is nothing it could refer to, and closing the
 		// response stream already cancelled the request it names.
@@ -224,7 +224,7 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, s *session, b
 	// cancellation in these revisions) but keep its values, such as the
 	// authenticated principal.
 	ctx := context.WithoutCancel(r.Context())
-	if s.modern {
+	if s.perRequest {
 		// In 2026-07-28 closing the response stream is the cancellation
 		// (of a subscriptions/listen, say).
 		ctx = r.Context()
@@ -281,7 +281,7 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, s *session, b
 // long request's connection alive meanwhile. A client that leaves needs
 // nothing here: nothing cancels a legacy request then, a write to its
 // connection fails quietly, and an SSE stream's events are stored for it
-// to resume from elsewhere; a modern request's context is the HTTP
+// to resume from elsewhere; a 2026-07-28 request's context is the HTTP
 // request's, which ends.
 func (h *Handler) runInline(st *stream, c *conn, run func()) {
 	var ended atomic.Bool
@@ -331,7 +331,7 @@ func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, b *body
 // oneRequestSession is a session for one POST only, kept in no table: no
 // id is minted or echoed, and nothing outlives the request.
 func (h *Handler) oneRequestSession(r *http.Request, kind string, opts *mcp.SessionOptions) *session {
-	s := &session{h: h, principal: h.opts.Principal(r), streams: map[string]*stream{}, modern: kind == "modern"}
+	s := &session{h: h, principal: h.opts.Principal(r), streams: map[string]*stream{}, perRequest: kind == "per-request"}
 	s.key = s.principal + ":" + kind + ":" + newSessionID()
 	s.standalone = newStream(s, "g", true)
 	s.ss = h.server.NewSession(s.standalone, opts)

@@ -15,14 +15,14 @@ import (
 
 // session is one client's Streamable HTTP (or legacy SSE) session.
 type session struct {
-	h         *Handler
-	id        string
-	principal string
-	owner     owner  // whom the session counts against, for the caps
-	key       string // event-store key: principal and session together
-	legacy    bool
-	modern    bool // one 2026-07-28 request: no event ids, no resumption
-	ss        *mcp.ServerSession
+	h          *Handler
+	id         string
+	principal  string
+	owner      owner  // whom the session counts against, for the caps
+	key        string // event-store key: principal and session together
+	legacy     bool
+	perRequest bool // one 2026-07-28 request: no event ids, no resumption
+	ss         *mcp.ServerSession
 
 	standalone *stream
 	out        mcp.MessageWriter // where unsolicited messages go

@@ -85,7 +85,7 @@ func (s *stream) emit(msg []byte, final bool) error {
 			if ra := retryAfter(msg); ra != "" {
 				h.Set("Retry-After", ra)
 			}
-			s.c.w.WriteHeader(replyStatus(msg, s.sess.modern))
+			s.c.w.WriteHeader(replyStatus(msg, s.sess.perRequest))
 			s.c.w.Write(msg)
 		}
 		return nil
@@ -138,7 +138,7 @@ func (s *stream) startSSE(flush bool) {
 
 func (s *stream) writeEvent(c *conn, id string, msg []byte, flush bool) {
 	b := make([]byte, 0, len(msg)+len(id)+32)
-	if !s.sess.modern {
+	if !s.sess.perRequest {
 		b = append(b, "id: "...)
 		b = append(b, id...)
 		b = append(b, '\n')
@@ -313,10 +313,10 @@ func retryAfter(msg []byte) string {
 }
 
 // replyStatus is the HTTP status of a plain JSON reply: 400 for an error
-// saying the request itself was malformed and, in modern requests, for
+// saying the request itself was malformed and, in 2026-07-28 requests, for
 // the errors the revision answers with 400 (an undeclared client
 // capability, a header mismatch, an unsupported revision); else 200.
-func replyStatus(msg []byte, modern bool) int {
+func replyStatus(msg []byte, perRequest bool) int {
 	e := replyError(msg)
 	if e == nil {
 		return http.StatusOK
@@ -325,7 +325,7 @@ func replyStatus(msg []byte, modern bool) int {
 	case jsonrpc.CodeInvalidRequest, jsonrpc.CodeParseError:
 		return http.StatusBadRequest
 	case mcp.CodeMissingRequiredClientCapability, mcp.CodeHeaderMismatch, mcp.CodeUnsupportedProtocolVersion:
-		if modern {
+		if perRequest {
 			return http.StatusBadRequest
 		}
 	}

@@ -37,9 +37,9 @@ func TestTasksOverHTTP(t *testing.T) {
 	}
 
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
-	modern := newClient(t, srv)
+	perRequest := newClient(t, srv)
 	post := func(user, method, name, params string) (int, string) {
-		resp := modern.post(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`,
+		resp := perRequest.post(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`,
 			"Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", method, "Mcp-Name", name, "X-User", user)
 		return resp.StatusCode, readAll(t, resp)
 	}
@@ -68,7 +68,7 @@ func TestTasksOverHTTP(t *testing.T) {
 	if code, body := post("mallory", "tasks/get", mm[1], get); errorCode(t, body) != -32602 {
 		t.Errorf("another principal's modern tasks/get: %d %s", code, body)
 	}
-	// The legacy task is not a modern one, nor another principal's.
+	// The legacy task is not a per-request one, nor another principal's.
 	if _, body := post("alice", "tasks/get", m[1], `{"taskId":"`+m[1]+`",`+meta+`}`); errorCode(t, body) != -32602 {
 		t.Errorf("a legacy task through the extension: %s", body)
 	}

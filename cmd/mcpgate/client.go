@@ -65,7 +65,7 @@ type clientFlags struct {
 func (f *clientFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON (lists: every page merged), for scripts")
 	fl.DurationVar(&f.timeout, "timeout", 60*time.Second, "how long each request may take (0: no limit)")
-	fl.StringVar(&f.protocolVersion, "protocol-version", "auto", "protocol revision: auto (the stateless "+mcp.ModernVersion+" when the server answers server/discover, else the newest it negotiates through initialize), or one of "+strings.Join(mcp.Versions(), ", "))
+	fl.StringVar(&f.protocolVersion, "protocol-version", "auto", "protocol revision: auto (the stateless "+mcp.Version20260728+" when the server answers server/discover, else the newest it negotiates through initialize), or one of "+strings.Join(mcp.Versions(), ", "))
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "HTTP header 'Name: value' sent with every request (repeatable; URL targets)")
 	fl.StringVar(&f.apiKey, "api-key", "", "send 'Authorization: Bearer KEY' (env MCPGATE_API_KEY; URL targets)")
 	fl.BoolVar(&f.bare, "bare", false, "the server is a bare tool server: it answers tools/list and tools/call but not initialize, so skip the MCP handshake (one that answers initialize with -32601 is recognised without this flag)")

@@ -28,13 +28,13 @@ func TestBothErasOneHTTPServer(t *testing.T) {
 		t.Cleanup(func() { cs.Close() })
 		return cs
 	}
-	legacy, modern := connect(mcp.LatestVersion), connect("")
-	if legacy.ProtocolVersion() != mcp.LatestVersion || modern.ProtocolVersion() != mcp.ModernVersion {
-		t.Fatalf("negotiated %s and %s", legacy.ProtocolVersion(), modern.ProtocolVersion())
+	legacy, perRequest := connect(mcp.LatestNegotiatedVersion), connect("")
+	if legacy.ProtocolVersion() != mcp.LatestNegotiatedVersion || perRequest.ProtocolVersion() != mcp.Version20260728 {
+		t.Fatalf("negotiated %s and %s", legacy.ProtocolVersion(), perRequest.ProtocolVersion())
 	}
 	var wg sync.WaitGroup
 	for i := range 10 {
-		for _, cs := range []*mcp.ClientSession{legacy, modern} {
+		for _, cs := range []*mcp.ClientSession{legacy, perRequest} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -46,7 +46,7 @@ func TestBothErasOneHTTPServer(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	for _, cs := range []*mcp.ClientSession{legacy, modern} {
+	for _, cs := range []*mcp.ClientSession{legacy, perRequest} {
 		res, err := cs.CallTool(ctx, "list_tasks", map[string]any{"limit": 100})
 		if err != nil {
 			t.Fatal(err)
@@ -58,7 +58,7 @@ func TestBothErasOneHTTPServer(t *testing.T) {
 	}
 }
 
-// One `mcpgate serve --stdio` process: a legacy session and modern
+// One `mcpgate serve --stdio` process: a legacy session and per-request
 // requests interleave on the same pipe, each answered in its era.
 func TestBothErasOneStdioProcess(t *testing.T) {
 	p := start(t, serveArgs(filepath.Join(t.TempDir(), "tasks.db"))...)
@@ -79,11 +79,11 @@ func TestBothErasOneStdioProcess(t *testing.T) {
 			Result json.RawMessage `json:"result"`
 		}
 		json.Unmarshal([]byte(line), &m)
-		modernShape := strings.Contains(string(m.Result), `"resultType":"complete"`)
+		perRequestShape := strings.Contains(string(m.Result), `"resultType":"complete"`)
 		switch {
 		case m.Result == nil:
 			t.Errorf("error: %s", line)
-		case strings.HasPrefix(m.ID, "M") != modernShape:
+		case strings.HasPrefix(m.ID, "M") != perRequestShape:
 			t.Errorf("%s answered in the wrong era: %s", m.ID, line)
 		}
 	}

@@ -92,7 +92,7 @@ func TestConformanceCommandsAreHiddenButWork(t *testing.T) {
 // One list of revisions, newest first, wherever a person reads one.
 func TestRevisionsAreListedNewestFirstEverywhere(t *testing.T) {
 	want := strings.Join(mcp.Versions(), ", ")
-	if !strings.HasPrefix(want, mcp.ModernVersion+", "+mcp.LatestVersion) {
+	if !strings.HasPrefix(want, mcp.Version20260728+", "+mcp.LatestNegotiatedVersion) {
 		t.Fatalf("mcp.Versions() = %s: not newest first", want)
 	}
 	out := ok(t, "version")

@@ -12,19 +12,19 @@ import (
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
-const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+const perRequestMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 
-func modernBody(method, params string) string {
+func perRequestBody(method, params string) string {
 	if params != "" {
 		params += ","
 	}
-	return fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":%q,"params":{%s%s}}`, method, params, modernMeta)
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":%q,"params":{%s%s}}`, method, params, perRequestMeta)
 }
 
-// Modern POSTs: the status and code table of 2026-07-28, no session.
-func TestModernHTTP(t *testing.T) {
+// Per-request POSTs: the status and code table of 2026-07-28, no session.
+func TestPerRequestHTTP(t *testing.T) {
 	_, srv := startHTTP(t, testServer(), nil)
-	c := newClient(t, srv) // no session: modern requests need none
+	c := newClient(t, srv) // no session: 2026-07-28 requests need none
 	std := func(method string) []string {
 		return []string{"Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", method}
 	}
@@ -36,21 +36,21 @@ func TestModernHTTP(t *testing.T) {
 		code   int64 // 0: a result
 		has    string
 	}{
-		{"discover", modernBody("server/discover", ""), std("server/discover"), 200, 0, `"supportedVersions"`},
-		{"tools/call", modernBody("tools/call", `"name":"echo","arguments":{"text":"hi"}`), append(std("tools/call"), "Mcp-Name", "echo"), 200, 0, `"resultType":"complete"`},
-		{"Mcp-Name in base64", modernBody("tools/call", `"name":"echo","arguments":{"text":"hi"}`), append(std("tools/call"), "Mcp-Name", "=?base64?ZWNobw==?="), 200, 0, `hi`},
-		{"no version header", modernBody("server/discover", ""), []string{"Mcp-Method", "server/discover"}, 400, -32020, ""},
-		{"version header differs", modernBody("server/discover", ""), []string{"Mcp-Protocol-Version", "2025-11-25", "Mcp-Method", "server/discover"}, 400, -32020, ""},
-		{"no Mcp-Method", modernBody("server/discover", ""), []string{"Mcp-Protocol-Version", "2026-07-28"}, 400, -32020, ""},
-		{"Mcp-Method differs", modernBody("tools/list", ""), std("server/discover"), 400, -32020, ""},
-		{"no Mcp-Name", modernBody("tools/call", `"name":"echo"`), std("tools/call"), 400, -32020, ""},
-		{"Mcp-Name differs", modernBody("tools/call", `"name":"echo"`), append(std("tools/call"), "Mcp-Name", "other"), 400, -32020, ""},
+		{"discover", perRequestBody("server/discover", ""), std("server/discover"), 200, 0, `"supportedVersions"`},
+		{"tools/call", perRequestBody("tools/call", `"name":"echo","arguments":{"text":"hi"}`), append(std("tools/call"), "Mcp-Name", "echo"), 200, 0, `"resultType":"complete"`},
+		{"Mcp-Name in base64", perRequestBody("tools/call", `"name":"echo","arguments":{"text":"hi"}`), append(std("tools/call"), "Mcp-Name", "=?base64?ZWNobw==?="), 200, 0, `hi`},
+		{"no version header", perRequestBody("server/discover", ""), []string{"Mcp-Method", "server/discover"}, 400, -32020, ""},
+		{"version header differs", perRequestBody("server/discover", ""), []string{"Mcp-Protocol-Version", "2025-11-25", "Mcp-Method", "server/discover"}, 400, -32020, ""},
+		{"no Mcp-Method", perRequestBody("server/discover", ""), []string{"Mcp-Protocol-Version", "2026-07-28"}, 400, -32020, ""},
+		{"Mcp-Method differs", perRequestBody("tools/list", ""), std("server/discover"), 400, -32020, ""},
+		{"no Mcp-Name", perRequestBody("tools/call", `"name":"echo"`), std("tools/call"), 400, -32020, ""},
+		{"Mcp-Name differs", perRequestBody("tools/call", `"name":"echo"`), append(std("tools/call"), "Mcp-Name", "other"), 400, -32020, ""},
 		{"unsupported version", `{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"v999.0.0","io.modelcontextprotocol/clientCapabilities":{}}}}`, []string{"Mcp-Protocol-Version", "v999.0.0", "Mcp-Method", "server/discover"}, 400, -32022, `"requested":"v999.0.0"`},
 		{"claim without capabilities", `{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, std("server/discover"), 400, -32602, ""},
 		{"modern header, no claim", `{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{}}`, std("server/discover"), 400, -32602, ""},
-		{"removed method", modernBody("ping", ""), std("ping"), 404, -32601, ""},
-		{"unknown method", modernBody("nope", ""), std("nope"), 404, -32601, ""},
-		{"undeclared capability", modernBody("tools/call", `"name":"sample"`), append(std("tools/call"), "Mcp-Name", "sample"), 400, -32021, `"requiredCapabilities":{"sampling":{}}`},
+		{"removed method", perRequestBody("ping", ""), std("ping"), 404, -32601, ""},
+		{"unknown method", perRequestBody("nope", ""), std("nope"), 404, -32601, ""},
+		{"undeclared capability", perRequestBody("tools/call", `"name":"sample"`), append(std("tools/call"), "Mcp-Name", "sample"), 400, -32021, `"requiredCapabilities":{"sampling":{}}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			resp := c.post(tt.body, tt.hdr...)
@@ -72,7 +72,7 @@ func TestModernHTTP(t *testing.T) {
 			}
 		})
 	}
-	// A modern request that streams (progress) has no SSE event ids.
+	// A 2026-07-28 request that streams (progress) has no SSE event ids.
 	resp := c.post(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"progress","_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
 		append(std("tools/call"), "Mcp-Name", "progress")...)
 	body := readAll(t, resp)
@@ -84,12 +84,12 @@ func TestModernHTTP(t *testing.T) {
 	}
 }
 
-// One endpoint serves a legacy session and modern requests at once.
+// One endpoint serves a legacy session and 2026-07-28 requests at once.
 func TestBothErasOverHTTP(t *testing.T) {
 	_, srv := startHTTP(t, testServer(), nil)
 	legacy := newClient(t, srv)
 	legacy.initialize("2025-11-25")
-	modern := newClient(t, srv)
+	perRequest := newClient(t, srv)
 	var wg sync.WaitGroup
 	for i := range 20 {
 		wg.Add(2)
@@ -101,7 +101,7 @@ func TestBothErasOverHTTP(t *testing.T) {
 		}()
 		go func() {
 			defer wg.Done()
-			resp := modern.post(modernBody("tools/call", `"name":"echo","arguments":{"text":"modern"}`), "Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "echo")
+			resp := perRequest.post(perRequestBody("tools/call", `"name":"echo","arguments":{"text":"modern"}`), "Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "echo")
 			if body := readAll(t, resp); resp.StatusCode != 200 || !strings.Contains(body, `"resultType":"complete"`) {
 				t.Errorf("modern: %d %s", resp.StatusCode, body)
 			}
@@ -112,7 +112,7 @@ func TestBothErasOverHTTP(t *testing.T) {
 
 // Mcp-Param-* headers repeat annotated arguments: required when the
 // argument is there, equal to it, strict about Base64.
-func TestModernParamHeaders(t *testing.T) {
+func TestPerRequestParamHeaders(t *testing.T) {
 	s := testServer()
 	type in struct {
 		Region string `json:"region,omitempty"`
@@ -146,7 +146,7 @@ func TestModernParamHeaders(t *testing.T) {
 		{"integer mismatch", `{"count":7}`, hdr("Mcp-Param-Count", "8"), false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			resp := c.post(modernBody("tools/call", `"name":"where","arguments":`+tt.args), tt.hdr...)
+			resp := c.post(perRequestBody("tools/call", `"name":"where","arguments":`+tt.args), tt.hdr...)
 			body := readAll(t, resp)
 			if tt.ok && resp.StatusCode != 200 {
 				t.Errorf("%d %s, want 200", resp.StatusCode, body)
@@ -158,8 +158,8 @@ func TestModernParamHeaders(t *testing.T) {
 	}
 }
 
-// A modern client's notification needs no session: 202.
-func TestModernNotification(t *testing.T) {
+// A 2026-07-28 client's notification needs no session: 202.
+func TestPerRequestNotification(t *testing.T) {
 	_, srv := startHTTP(t, testServer(), nil)
 	c := newClient(t, srv)
 	resp := c.post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`, "Mcp-Protocol-Version", "2026-07-28")
@@ -170,7 +170,7 @@ func TestModernNotification(t *testing.T) {
 
 // A claim-less ping from a 2026-07-28 client (the Go SDK sends one) is
 // answered, though the revision removed ping.
-func TestModernPing(t *testing.T) {
+func TestPerRequestPing(t *testing.T) {
 	_, srv := startHTTP(t, testServer(), nil)
 	c := newClient(t, srv)
 	resp := c.post(`{"jsonrpc":"2.0","id":4,"method":"ping"}`, "Mcp-Protocol-Version", "2026-07-28")
@@ -180,7 +180,7 @@ func TestModernPing(t *testing.T) {
 }
 
 // A requestState is good only for the principal it was issued to.
-func TestModernRequestStateBoundToPrincipal(t *testing.T) {
+func TestPerRequestRequestStateBoundToPrincipal(t *testing.T) {
 	s := testServer()
 	mcp.AddTool(s, &mcp.Tool{Name: "confirm", Description: "d"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		if _, ok := mcp.InputAs[mcp.ElicitResult](req.Request, "ok"); !ok {

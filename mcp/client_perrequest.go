@@ -14,20 +14,20 @@ import (
 )
 
 // The client's side of 2026-07-28: the era is learnt by probing with
-// server/discover; a modern session carries the client's revision,
+// server/discover; a 2026-07-28 session carries the client's revision,
 // capabilities and identity in every request's _meta, and answers
-// InputRequiredResult rounds with the same handlers that serve a legacy
+// InputRequiredResult rounds with the same handlers that serve a session-era
 // server's requests.
 
-func (cs *ClientSession) isModern() bool {
+func (cs *ClientSession) isPerRequest() bool {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	return cs.modern
+	return cs.perRequest
 }
 
 // discover probes the server's era. It reports true when the server speaks
 // 2026-07-28 (the session is then ready), false when initialize should
-// follow. With pinned set, anything but a modern answer is an error.
+// follow. With pinned set, anything but a per-request answer is an error.
 func (cs *ClientSession) discover(ctx context.Context, pinned bool) (bool, error) {
 	pctx := ctx
 	if !pinned {
@@ -35,7 +35,7 @@ func (cs *ClientSession) discover(ctx context.Context, pinned bool) (bool, error
 		pctx, cancel = context.WithTimeout(ctx, cs.client.opts.ProbeTimeout)
 		defer cancel()
 	}
-	// _meta is added by hand: the session is not modern yet.
+	// _meta is added by hand: the session is not per-request yet.
 	p, err := cs.metaParams(nil, nil, "")
 	if err != nil {
 		return false, err
@@ -46,32 +46,32 @@ func (cs *ClientSession) discover(ctx context.Context, pinned bool) (bool, error
 	}
 	err = cs.call(pctx, methodServerDiscover, jsontext.Value(p), &res, false)
 	var ce *CallError
-	if errors.As(err, &ce) && ce.Err.Code == CodeUnsupportedProtocolVersion && supportsModern(ce.Err.Data) {
+	if errors.As(err, &ce) && ce.Err.Code == CodeUnsupportedProtocolVersion && supportsPerRequest(ce.Err.Data) {
 		// Refused, yet our revision is among those listed: a server
 		// that changed its mind, or a proxy in the way. Ask once more.
 		err = cs.call(pctx, methodServerDiscover, jsontext.Value(p), &res, false)
 	}
 	switch {
 	case err == nil && len(res.SupportedVersions) > 0:
-		if slices.Contains(res.SupportedVersions, ModernVersion) {
+		if slices.Contains(res.SupportedVersions, Version20260728) {
 			var info Implementation
 			if raw, ok := res.Meta[MetaServerInfo]; ok {
 				unmarshalValue(raw, &info)
 			}
 			cs.mu.Lock()
-			cs.modern, cs.rev = true, revModern
-			cs.init = &InitializeResult{ProtocolVersion: ModernVersion, Capabilities: res.Capabilities, ServerInfo: &info, Instructions: res.Instructions}
+			cs.perRequest, cs.rev = true, rev20260728
+			cs.init = &InitializeResult{ProtocolVersion: Version20260728, Capabilities: res.Capabilities, ServerInfo: &info, Instructions: res.Instructions}
 			cs.mu.Unlock()
 			cs.listen()
 			return true, nil
 		}
 		if pinned {
-			return false, fmt.Errorf("mcp: the server speaks %v, not %s", res.SupportedVersions, ModernVersion)
+			return false, fmt.Errorf("mcp: the server speaks %v, not %s", res.SupportedVersions, Version20260728)
 		}
-		return false, nil // a dual-era server whose modern revisions we lack
+		return false, nil // a dual-era server whose 2026-07-28 revisions we lack
 	case errors.As(err, &ce) && ce.Err.Code == CodeUnsupportedProtocolVersion:
-		// Modern evidence: the server speaks the new era, not our revision
-		// of it. Its legacy revisions, if listed, go through initialize.
+		// Per-request evidence: the server speaks the new era, not our revision
+		// of it. Its session-era revisions, if listed, go through initialize.
 		var data struct {
 			Supported []string `json:"supported"`
 		}
@@ -81,15 +81,15 @@ func (cs *ClientSession) discover(ctx context.Context, pinned bool) (bool, error
 				return false, nil
 			}
 		}
-		return false, fmt.Errorf("mcp: the server supports protocol revisions %v, none of which this client speaks (%s, %v)", data.Supported, ModernVersion, SupportedVersions)
+		return false, fmt.Errorf("mcp: the server supports protocol revisions %v, none of which this client speaks (%s, %v)", data.Supported, Version20260728, NegotiatedVersions)
 	case pinned:
 		return false, fmt.Errorf("mcp: server/discover: %w", err)
 	case err != nil && context.Cause(cs.ctx) != nil:
-		// The connection itself is gone: a legacy server that exits on
+		// The connection itself is gone: a session-era server that exits on
 		// any request before initialize. Connect starts it again.
 		return false, fmt.Errorf("mcp: %w: %w", ErrProbeClosed, err)
 	default:
-		// Any other error, or none within the probe timeout: a legacy
+		// Any other error, or none within the probe timeout: a session-era
 		// server, whatever code it used.
 		cs.logger.Debug("mcp: server/discover failed; speaking the legacy protocol", "error", err)
 		return false, nil
@@ -103,7 +103,7 @@ func (cs *ClientSession) discover(ctx context.Context, pinned bool) (bool, error
 // (a gateway's protocolVersion setting) tells apart.
 var ErrProbeClosed = errors.New("the server closed the connection on the server/discover probe")
 
-// metaParams returns params (encoded, or nil) with the modern _meta keys
+// metaParams returns params (encoded, or nil) with the 2026-07-28 _meta keys
 // added, and the progress token when there is one (raw JSON).
 func (cs *ClientSession) metaParams(ctx context.Context, p []byte, token string) ([]byte, error) {
 	members := cs.metaMembers(ctx)
@@ -147,10 +147,10 @@ func (cs *ClientSession) metaParams(ctx context.Context, p []byte, token string)
 // maxInputRounds bounds the InputRequiredResult rounds of one call.
 const maxInputRounds = 16
 
-// modernResult reads a modern result: complete (or without resultType, from
+// perRequestResult reads a 2026-07-28 result: complete (or without resultType, from
 // an older server), or input_required, which is answered with the
 // client's handlers and retried with a new id.
-func (cs *ClientSession) modernResult(ctx context.Context, method string, params any, raw jsontext.Value, result any) error {
+func (cs *ClientSession) perRequestResult(ctx context.Context, method string, params any, raw jsontext.Value, result any) error {
 	var head struct {
 		ResultType    string                   `json:"resultType"`
 		InputRequests map[string]*InputRequest `json:"inputRequests"`
@@ -181,7 +181,7 @@ func (cs *ClientSession) modernResult(ctx context.Context, method string, params
 		return nil
 	case "input_required":
 	case "task":
-		if tr, ok := result.(*modernTaskResult); ok {
+		if tr, ok := result.(*perRequestTaskResult); ok {
 			tr.task = &DetailedTask{}
 			if err := unmarshalValue(raw, tr.task); err != nil {
 				return fmt.Errorf("mcp: the server's %s task is malformed: %w", method, err)
@@ -243,7 +243,7 @@ func (cs *ClientSession) modernResult(ctx context.Context, method string, params
 type inputRoundsKey struct{}
 
 // answerInput runs the handler for one input request, as it would for the
-// same request sent by a legacy server.
+// same request sent by a session-era server.
 func (cs *ClientSession) answerInput(ctx context.Context, in *InputRequest) (any, error) {
 	o := cs.client.opts
 	raw, _ := marshal(in.Params)
@@ -276,7 +276,7 @@ func (cs *ClientSession) answerInput(ctx context.Context, in *InputRequest) (any
 }
 
 // listen opens subscriptions/listen for the notifications the client has
-// handlers for; they arrive like a legacy server's and go to the same
+// handlers for; they arrive like a session-era server's and go to the same
 // handlers. The request lives as long as the session.
 func (cs *ClientSession) listen() {
 	o := cs.client.opts
@@ -321,15 +321,15 @@ func (cs *ClientSession) listen() {
 
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// supportsModern reports whether -32022 data lists our modern revision.
-func supportsModern(data jsontext.Value) bool {
+// supportsPerRequest reports whether -32022 data lists our 2026-07-28 revision.
+func supportsPerRequest(data jsontext.Value) bool {
 	var d struct {
 		Supported []string `json:"supported"`
 	}
-	return unmarshalValue(data, &d) == nil && slices.Contains(d.Supported, ModernVersion)
+	return unmarshalValue(data, &d) == nil && slices.Contains(d.Supported, Version20260728)
 }
 
-// metaMembers are the members of a modern request's _meta, encoded
+// metaMembers are the members of a 2026-07-28 request's _meta, encoded
 // without braces: the session's fixed ones (encoded once) and its log
 // level. The caller may append to the slice it gets.
 func (cs *ClientSession) metaMembers(ctx context.Context) []byte {
@@ -352,7 +352,7 @@ func (cs *ClientSession) metaMembers(ctx context.Context) []byte {
 		}
 		c, _ := marshal(caps)
 		info, _ := marshal(cs.client.impl)
-		b := []byte(`"` + MetaProtocolVersion + `":"` + ModernVersion + `","` + MetaClientCapabilities + `":`)
+		b := []byte(`"` + MetaProtocolVersion + `":"` + Version20260728 + `","` + MetaClientCapabilities + `":`)
 		b = append(b, c...)
 		b = append(b, `,"`+MetaClientInfo+`":`...)
 		fixed = append(b, info...)

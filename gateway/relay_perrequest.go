@@ -109,11 +109,11 @@ func callerOf(ctx context.Context) string {
 
 func argsDigest(args []byte) [32]byte { return sha256.Sum256(args) }
 
-// relayModern serves a request of a 2026-07-28 client that its upstream
+// relayPerRequest serves a request of a 2026-07-28 client that its upstream
 // may answer by asking for input: a first request starts the upstream
 // call (run), a retry with a relay state resumes one. The route's target
 // and args are what a retry must repeat.
-func relayModern[T any](g *Gateway, ctx context.Context, rt *route, r *mcp.Request, args []byte, run func(context.Context, *mcp.ClientSession) (*T, error)) (*T, error) {
+func relayPerRequest[T any](g *Gateway, ctx context.Context, rt *route, r *mcp.Request, args []byte, run func(context.Context, *mcp.ClientSession) (*T, error)) (*T, error) {
 	var c *relayCall
 	if id, round, ok := parseRelayState(r.State()); ok {
 		var err error
@@ -191,7 +191,7 @@ func (c *relayCall) await(ctx context.Context, r *mcp.Request) (any, error) {
 		return ev.res, ev.err
 	case <-ctx.Done():
 		// The client gave up on the call, which goes upstream too, as
-		// a legacy client's cancellation does.
+		// a session-era client's cancellation does.
 		c.end(context.Cause(ctx))
 		return nil, ctx.Err()
 	}
@@ -394,8 +394,8 @@ func errCallGone(method string) error {
 	return jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcpgate: the client did not answer %s in time; the call is cancelled", method)
 }
 
-// askModern is the relay of one question to a 2026-07-28 client.
-func askModern[T any](ctx context.Context, r *mcp.Request, c *relayCall, in *mcp.InputRequest) (*T, error) {
+// askPerRequest is the relay of one question to a 2026-07-28 client.
+func askPerRequest[T any](ctx context.Context, r *mcp.Request, c *relayCall, in *mcp.InputRequest) (*T, error) {
 	if err := r.CheckInput(in); err != nil {
 		return nil, err
 	}

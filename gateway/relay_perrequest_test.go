@@ -60,10 +60,10 @@ func addInterview(s *mcp.Server) {
 	})
 }
 
-// modernRelayUpstreams are one upstream of each era: alpha speaks
+// perRequestRelayUpstreams are one upstream of each era: alpha speaks
 // 2025-11-25 (its handler waits in a real request to the gateway), gamma
 // 2026-07-28 (it answers input_required to the gateway and runs again).
-func modernRelayUpstreams(t *testing.T) []*configServer {
+func perRequestRelayUpstreams(t *testing.T) []*configServer {
 	alpha := stdioServer("alpha")
 	alpha.ProtocolVersion = "2025-11-25"
 	alpha.Start = "eager"
@@ -106,7 +106,7 @@ func (a *asker) take() []string {
 // options declares elicitation and sampling, and roots when roots is set.
 func (a *asker) options(roots bool) *mcp.ClientOptions {
 	o := &mcp.ClientOptions{
-		ProtocolVersion: mcp.ModernVersion,
+		ProtocolVersion: mcp.Version20260728,
 		ElicitationHandler: func(ctx context.Context, _ *mcp.ClientSession, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			a.note("elicit " + p.Message)
 			if a.action != "" && a.action != "accept" {
@@ -134,13 +134,13 @@ func (a *asker) options(roots bool) *mcp.ClientOptions {
 // An elicitation of either era's upstream reaches a 2026-07-28 client as
 // input_required, and its answer the upstream, which then finishes. The
 // time the client takes is not counted against the upstream's timeout.
-func TestGatewayRelayModernElicit(t *testing.T) {
+func TestGatewayRelayPerRequestElicit(t *testing.T) {
 	var logs logBuffer
-	ups := modernRelayUpstreams(t)
+	ups := perRequestRelayUpstreams(t)
 	ups[0].Timeout = config.Duration(time.Second)
 	a := &asker{delay: 1500 * time.Millisecond}
 	g, cs := startGateway(t, &logs, a.options(true), ups...)
-	if cs.ProtocolVersion() != mcp.ModernVersion {
+	if cs.ProtocolVersion() != mcp.Version20260728 {
 		t.Fatalf("downstream speaks %s", cs.ProtocolVersion())
 	}
 	for _, s := range []string{"alpha", "gamma"} {
@@ -156,13 +156,13 @@ func TestGatewayRelayModernElicit(t *testing.T) {
 
 // What a prompt or a resource's upstream asks in the middle reaches the
 // client too: a 2026-07-28 one as input_required, which our client
-// answers and retries, a legacy one as a real request; either era of
+// answers and retries, a session-era one as a real request; either era of
 // upstream.
 func TestGatewayRelayPromptsAndReads(t *testing.T) {
 	var logs logBuffer
-	g := runGateway(t, &logs, modernRelayUpstreams(t)...)
+	g := runGateway(t, &logs, perRequestRelayUpstreams(t)...)
 	waitState(t, g, StateReady, StateIdle)
-	for _, era := range []string{mcp.ModernVersion, "2025-11-25"} {
+	for _, era := range []string{mcp.Version20260728, "2025-11-25"} {
 		a := &asker{}
 		o := a.options(false)
 		o.ProtocolVersion = era
@@ -192,10 +192,10 @@ func TestGatewayRelayPromptsAndReads(t *testing.T) {
 
 // One call asks three times (elicitation, then sampling, then roots):
 // three rounds, each answer reaching the upstream, then the result.
-func TestGatewayRelayModernRounds(t *testing.T) {
+func TestGatewayRelayPerRequestRounds(t *testing.T) {
 	var logs logBuffer
 	a := &asker{}
-	_, cs := startGateway(t, &logs, a.options(true), modernRelayUpstreams(t)...)
+	_, cs := startGateway(t, &logs, a.options(true), perRequestRelayUpstreams(t)...)
 	for _, s := range []string{"alpha", "gamma"} {
 		if got := callText(t, cs, s+"_interview", map[string]string{"topic": "x"}); got != "ada; hi ada; roots [file:///r]" {
 			t.Errorf("%s_interview: %q", s, got)
@@ -213,9 +213,9 @@ func TestGatewayRelayModernRounds(t *testing.T) {
 // A decline or cancel reaches the upstream as it was given; what the
 // client did not declare is not asked (no roots: none; no sampling: the
 // upstream is refused).
-func TestGatewayRelayModernDeclineAndCapabilities(t *testing.T) {
+func TestGatewayRelayPerRequestDeclineAndCapabilities(t *testing.T) {
 	var logs logBuffer
-	g := runGateway(t, &logs, modernRelayUpstreams(t)...)
+	g := runGateway(t, &logs, perRequestRelayUpstreams(t)...)
 	waitState(t, g, StateReady, StateIdle)
 	for _, action := range []string{"decline", "cancel"} {
 		a := &asker{action: action}
@@ -251,11 +251,11 @@ func TestGatewayRelayModernDeclineAndCapabilities(t *testing.T) {
 // A requestState is good only for its call, its round and its caller:
 // another principal, an altered state, other arguments, a stale round or
 // another call's state are refused, and the parked call carries on.
-func TestGatewayRelayModernStateBound(t *testing.T) {
+func TestGatewayRelayPerRequestStateBound(t *testing.T) {
 	var logs logBuffer
-	g := runGateway(t, &logs, modernRelayUpstreams(t)...)
+	g := runGateway(t, &logs, perRequestRelayUpstreams(t)...)
 	waitState(t, g, StateReady, StateIdle)
-	h := newModernHTTP(t, g)
+	h := newPerRequestHTTP(t, g)
 	for _, s := range []string{"alpha", "gamma"} {
 		tool := s + "_interview"
 		first := h.call("alice", tool, `{"topic":"a"}`, "")
@@ -296,13 +296,13 @@ func TestGatewayRelayModernStateBound(t *testing.T) {
 
 // A parked call that its client does not resume within the window is
 // cancelled upstream and freed; a retry after that is told to call again.
-func TestGatewayRelayModernAbandoned(t *testing.T) {
+func TestGatewayRelayPerRequestAbandoned(t *testing.T) {
 	var logs logBuffer
-	alpha := modernRelayUpstreams(t)[0]
+	alpha := perRequestRelayUpstreams(t)[0]
 	cfg := &config.Config{Servers: map[string]*config.Server{"alpha": alpha}}
 	g := runConfigured(t, cfg, &Options{Logger: logs.logger(), InputWindow: 300 * time.Millisecond})
 	waitState(t, g, StateReady)
-	h := newModernHTTP(t, g)
+	h := newPerRequestHTTP(t, g)
 	st, answer := h.question(h.call("alice", "alpha_interview", `{}`, ""), "elicitation/create")
 	if g.relays.size() != 1 {
 		t.Errorf("%d calls parked, want 1", g.relays.size())
@@ -325,13 +325,13 @@ func TestGatewayRelayModernAbandoned(t *testing.T) {
 
 // A caller may keep only so many calls parked, each holding a slot of
 // its upstream; the others' calls are not counted against it.
-func TestGatewayRelayModernParkedLimit(t *testing.T) {
+func TestGatewayRelayPerRequestParkedLimit(t *testing.T) {
 	var logs logBuffer
-	alpha := modernRelayUpstreams(t)[0]
+	alpha := perRequestRelayUpstreams(t)[0]
 	alpha.MaxConcurrency = 2 * maxParkedPerCaller
 	g := runGateway(t, &logs, alpha)
 	waitState(t, g, StateReady)
-	h := newModernHTTP(t, g)
+	h := newPerRequestHTTP(t, g)
 	for i := range maxParkedPerCaller {
 		h.question(h.call("alice", "alpha_interview", fmt.Sprintf(`{"topic":"%d"}`, i), ""), "elicitation/create")
 	}
@@ -350,21 +350,21 @@ func (rs *relays) size() int {
 	return len(rs.byID)
 }
 
-// modernHTTP posts raw 2026-07-28 tools/calls to a gateway over HTTP, as
+// perRequestHTTP posts raw 2026-07-28 tools/calls to a gateway over HTTP, as
 // the principal X-User names, so that a test can hold a requestState.
-type modernHTTP struct {
+type perRequestHTTP struct {
 	t   *testing.T
 	url string
 	id  int
 }
 
-func newModernHTTP(t *testing.T, g *Gateway) *modernHTTP {
+func newPerRequestHTTP(t *testing.T, g *Gateway) *perRequestHTTP {
 	srv := httptest.NewServer(mcphttp.NewHandler(g.Server(), &mcphttp.Options{Principal: func(r *http.Request) string { return r.Header.Get("X-User") }}))
 	t.Cleanup(srv.Close)
-	return &modernHTTP{t: t, url: srv.URL + "/mcp"}
+	return &perRequestHTTP{t: t, url: srv.URL + "/mcp"}
 }
 
-type modernReply struct {
+type perRequestReply struct {
 	Result struct {
 		ResultType    string `json:"resultType"`
 		InputRequests map[string]struct {
@@ -378,7 +378,7 @@ type modernReply struct {
 	Error *jsonrpc.Error `json:"error"`
 }
 
-func (r *modernReply) text() string {
+func (r *perRequestReply) text() string {
 	if len(r.Result.Content) == 0 {
 		return ""
 	}
@@ -387,13 +387,13 @@ func (r *modernReply) text() string {
 
 // call posts tools/call of tool with args and extra members of params
 // (each ending with a comma).
-func (h *modernHTTP) call(user, tool, args, extra string) *modernReply {
+func (h *perRequestHTTP) call(user, tool, args, extra string) *perRequestReply {
 	h.t.Helper()
 	h.id++
 	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s,%s"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"sampling":{},"roots":{}}}}}`, h.id, tool, args, extra)
 	req, _ := http.NewRequest("POST", h.url, strings.NewReader(body))
 	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-		"Mcp-Protocol-Version": mcp.ModernVersion, "Mcp-Method": "tools/call", "Mcp-Name": tool, "X-User": user} {
+		"Mcp-Protocol-Version": mcp.Version20260728, "Mcp-Method": "tools/call", "Mcp-Name": tool, "X-User": user} {
 		req.Header.Set(k, v)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
@@ -415,7 +415,7 @@ func (h *modernHTTP) call(user, tool, args, extra string) *modernReply {
 			last = line
 		}
 	}
-	var r modernReply
+	var r perRequestReply
 	if err := json.Unmarshal([]byte(last), &r); err != nil {
 		h.t.Fatalf("status %d, answer %q: %v", resp.StatusCode, last, err)
 	}
@@ -424,7 +424,7 @@ func (h *modernHTTP) call(user, tool, args, extra string) *modernReply {
 
 // question checks that r asks one thing, of method, and returns its
 // requestState and an inputResponses member answering it.
-func (h *modernHTTP) question(r *modernReply, method string) (state, answer string) {
+func (h *perRequestHTTP) question(r *perRequestReply, method string) (state, answer string) {
 	h.t.Helper()
 	if r.Result.ResultType != "input_required" || len(r.Result.InputRequests) != 1 || r.Result.RequestState == "" {
 		h.t.Fatalf("want one input request: %+v", r)
@@ -443,4 +443,4 @@ func (h *modernHTTP) question(r *modernReply, method string) (state, answer stri
 	return r.Result.RequestState, answer
 }
 
-func (h *modernHTTP) state(s string) string { return fmt.Sprintf(`"requestState":%q,`, s) }
+func (h *perRequestHTTP) state(s string) string { return fmt.Sprintf(`"requestState":%q,`, s) }

@@ -13,13 +13,13 @@ import (
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
-// The 2026-07-28 revision ("modern") has no initialize and no session:
+// The 2026-07-28 revision ("per-request") has no initialize and no session:
 // every request names its revision, the client's capabilities and identity
-// in params._meta. A message is modern when its _meta claims a revision
-// (even an initialize); everything else is served as before ("legacy").
+// in params._meta. A message is per-request when its _meta claims a revision
+// (even an initialize); everything else is served as before ("session era").
 // One Server and one ServerSession serve both eras, message by message.
 
-// Keys of the per-request _meta of the modern revision.
+// Keys of the per-request _meta of the 2026-07-28 revision.
 const (
 	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
 	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
@@ -29,7 +29,7 @@ const (
 	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
 )
 
-// Error codes defined by the modern revision.
+// Error codes defined by the 2026-07-28 revision.
 const (
 	CodeHeaderMismatch                  = -32020
 	CodeMissingRequiredClientCapability = -32021
@@ -38,7 +38,7 @@ const (
 
 const methodServerDiscover = "server/discover"
 
-// removedMethods exist only in the legacy era: a modern request for one
+// removedMethods exist only in the session-era era: a 2026-07-28 request for one
 // gets -32601, as for any method the server does not implement.
 var removedMethods = map[string]bool{
 	methodInitialize:           true,
@@ -50,7 +50,7 @@ var removedMethods = map[string]bool{
 	methodTasksList:            true,
 }
 
-// cacheableMethods carry ttlMs and cacheScope on their modern results.
+// cacheableMethods carry ttlMs and cacheScope on their 2026-07-28 results.
 var cacheableMethods = map[string]bool{
 	methodServerDiscover:        true,
 	methodToolsList:             true,
@@ -60,18 +60,18 @@ var cacheableMethods = map[string]bool{
 	methodResourcesRead:         true,
 }
 
-// modernRequest is what a modern request says about its client.
-type modernRequest struct {
+// perRequestRequest is what a 2026-07-28 request says about its client.
+type perRequestRequest struct {
 	version    string
 	caps       ClientCapabilities
 	clientInfo Implementation
 	logLevel   LoggingLevel // "" when the request wants no logs
 }
 
-// ModernClaim reports whether params claim a protocol revision in _meta,
-// which makes the message modern whatever its method. It looks for the key
-// before decoding anything, so legacy traffic pays one byte search.
-func ModernClaim(params []byte) bool {
+// PerRequestClaim reports whether params claim a protocol revision in _meta,
+// which makes the message per-request whatever its method. It looks for the key
+// before decoding anything, so session-era traffic pays one byte search.
+func PerRequestClaim(params []byte) bool {
 	if len(params) == 0 || !bytes.Contains(params, []byte(MetaProtocolVersion)) {
 		return false
 	}
@@ -79,22 +79,22 @@ func ModernClaim(params []byte) bool {
 	return len(meta) > 0 && meta[0] == '{' && findMember(meta, MetaProtocolVersion) != nil
 }
 
-// CheckModern validates a modern request before it runs: the _meta keys
+// CheckPerRequest validates a 2026-07-28 request before it runs: the _meta keys
 // the revision requires, the revision itself, and that the method exists
 // in this era. Transports call it to choose an HTTP status; the engine
 // calls it again, so a transport need not.
-func (s *Server) CheckModern(method string, params []byte) *jsonrpc.Error {
-	_, err := s.parseModern(method, params)
+func (s *Server) CheckPerRequest(method string, params []byte) *jsonrpc.Error {
+	_, err := s.parsePerRequest(method, params)
 	return err
 }
 
-// metaCache remembers the modern requests parsed from the _meta texts
+// metaCache remembers the 2026-07-28 requests parsed from the _meta texts
 // seen last, so that a client's every request does not decode the same
-// capabilities again. Entries are shared and never changed, as a legacy
+// capabilities again. Entries are shared and never changed, as a session-era
 // session's InitializeParams are shared by its requests.
 type metaCache struct {
 	mu sync.RWMutex
-	m  map[string]*modernRequest
+	m  map[string]*perRequestRequest
 }
 
 // metaCacheSize bounds the cache; when it is full it starts over.
@@ -103,29 +103,29 @@ const metaCacheSize = 256
 // metaCacheMaxLen is the longest _meta text kept.
 const metaCacheMaxLen = 4 << 10
 
-func (c *metaCache) get(raw []byte) *modernRequest {
+func (c *metaCache) get(raw []byte) *perRequestRequest {
 	c.mu.RLock()
 	m := c.m[string(raw)]
 	c.mu.RUnlock()
 	return m
 }
 
-func (c *metaCache) put(raw []byte, m *modernRequest) {
+func (c *metaCache) put(raw []byte, m *perRequestRequest) {
 	if len(raw) > metaCacheMaxLen {
 		return
 	}
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= metaCacheSize {
-		c.m = make(map[string]*modernRequest)
+		c.m = make(map[string]*perRequestRequest)
 	}
 	c.m[string(raw)] = m
 	c.mu.Unlock()
 }
 
-func (s *Server) parseModern(method string, params []byte) (*modernRequest, *jsonrpc.Error) {
+func (s *Server) parsePerRequest(method string, params []byte) (*perRequestRequest, *jsonrpc.Error) {
 	raw := findMember(params, "_meta")
 	if m := s.metaCache.get(raw); m != nil {
-		if err := s.modernMethod(method); err != nil {
+		if err := s.perRequestMethod(method); err != nil {
 			return nil, err
 		}
 		return m, nil
@@ -135,14 +135,14 @@ func (s *Server) parseModern(method string, params []byte) (*modernRequest, *jso
 		return nil, err
 	}
 	s.metaCache.put(raw, m)
-	if err := s.modernMethod(method); err != nil {
+	if err := s.perRequestMethod(method); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-// parseMeta reads what a modern request's _meta says about its client.
-func parseMeta(raw []byte) (*modernRequest, *jsonrpc.Error) {
+// parseMeta reads what a 2026-07-28 request's _meta says about its client.
+func parseMeta(raw []byte) (*perRequestRequest, *jsonrpc.Error) {
 	// Only _meta is read here, member by member: the rest of the params
 	// belongs to the method's handler.
 	var meta struct {
@@ -152,13 +152,13 @@ func parseMeta(raw []byte) (*modernRequest, *jsonrpc.Error) {
 		Level   jsontext.Value `json:"io.modelcontextprotocol/logLevel"`
 	}
 	if len(raw) == 0 || raw[0] != '{' || jsonv2.Unmarshal(raw, &meta) != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: a %s request needs params._meta with %q and %q", ModernVersion, MetaProtocolVersion, MetaClientCapabilities)
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: a %s request needs params._meta with %q and %q", Version20260728, MetaProtocolVersion, MetaClientCapabilities)
 	}
-	m := &modernRequest{}
+	m := &perRequestRequest{}
 	if len(meta.Version) == 0 || jsonv2.Unmarshal(meta.Version, &m.version) != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: params._meta[%q] must be a string naming the protocol revision, such as %q", MetaProtocolVersion, ModernVersion)
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: params._meta[%q] must be a string naming the protocol revision, such as %q", MetaProtocolVersion, Version20260728)
 	}
-	if !slices.Contains(ModernVersions, m.version) {
+	if !slices.Contains(PerRequestVersions, m.version) {
 		return nil, unsupportedVersion(m.version)
 	}
 	if len(meta.Caps) == 0 || meta.Caps[0] != '{' || jsonv2.Unmarshal(meta.Caps, &m.caps) != nil {
@@ -174,7 +174,7 @@ func parseMeta(raw []byte) (*modernRequest, *jsonrpc.Error) {
 }
 
 // unsupportedVersion is -32022, listing every revision the server speaks:
-// the legacy ones are reached through initialize.
+// the session-era ones are reached through initialize.
 func unsupportedVersion(requested string) *jsonrpc.Error {
 	return jsonrpc.Errorf(CodeUnsupportedProtocolVersion,
 		"Unsupported protocol version %q; this server supports %s", truncateString(requested, 64), strings.Join(allVersions(), ", ")).
@@ -183,18 +183,18 @@ func unsupportedVersion(requested string) *jsonrpc.Error {
 
 // allVersions is every revision the server speaks, newest first.
 func allVersions() []string {
-	out := slices.Clone(ModernVersions)
-	for _, v := range slices.Backward(SupportedVersions) {
+	out := slices.Clone(PerRequestVersions)
+	for _, v := range slices.Backward(NegotiatedVersions) {
 		out = append(out, v)
 	}
 	return out
 }
 
-// modernMethod answers -32601 for a method that does not exist in the
-// modern era or whose capability the server does not declare.
-func (s *Server) modernMethod(method string) *jsonrpc.Error {
+// perRequestMethod answers -32601 for a method that does not exist in the
+// per-request era or whose capability the server does not declare.
+func (s *Server) perRequestMethod(method string) *jsonrpc.Error {
 	if removedMethods[method] {
-		return jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s does not exist in protocol revision %s", method, ModernVersion)
+		return jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s does not exist in protocol revision %s", method, Version20260728)
 	}
 	if method == methodServerDiscover {
 		return nil
@@ -206,7 +206,7 @@ func (s *Server) modernMethod(method string) *jsonrpc.Error {
 		}
 		return jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %q is not a method of this server", truncateString(method, 64))
 	}
-	if spec.need != featureNone && !capsDeclare(s.capabilities(revModern), spec.need, s) {
+	if spec.need != featureNone && !capsDeclare(s.capabilities(rev20260728), spec.need, s) {
 		return jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found: %s is not available because this server does not declare the %s capability", method, spec.need)
 	}
 	return nil
@@ -222,21 +222,21 @@ type DiscoverResult struct {
 func (s *Server) discover(_ context.Context, _ *Request) (any, error) {
 	return &DiscoverResult{
 		SupportedVersions: allVersions(),
-		Capabilities:      s.capabilities(revModern),
+		Capabilities:      s.capabilities(rev20260728),
 		Instructions:      s.opts.Instructions,
 	}, nil
 }
 
-// shapeModern adds what every modern result carries to an encoded
+// shapePerRequest adds what every 2026-07-28 result carries to an encoded
 // result object: resultType, the server's identity in _meta (merged with
 // any _meta the handler set) and, for cacheable methods, the cache hints.
-func (s *Server) shapeModern(method string, result []byte) []byte {
-	return s.shapeModernAs(method, "complete", result)
+func (s *Server) shapePerRequest(method string, result []byte) []byte {
+	return s.shapePerRequestAs(method, "complete", result)
 }
 
-func (s *Server) shapeModernAs(method, resultType string, result []byte) []byte {
-	s.modernInfoOnce.Do(func() { s.modernInfo, _ = marshal(s.impl.forRevision(revModern)) })
-	info := s.modernInfo
+func (s *Server) shapePerRequestAs(method, resultType string, result []byte) []byte {
+	s.perRequestInfoOnce.Do(func() { s.perRequestInfo, _ = marshal(s.impl.forRevision(rev20260728)) })
+	info := s.perRequestInfo
 	var b bytes.Buffer
 	b.Grow(len(result) + len(info) + 96)
 	b.WriteString(`{"resultType":"` + resultType + `"`)
@@ -309,9 +309,9 @@ func (s *Server) shapeModernAs(method, resultType string, result []byte) []byte 
 	return b.Bytes()
 }
 
-// modernError maps the legacy codes a handler may return to the modern
+// perRequestError maps the session-era codes a handler may return to the per-request
 // ones: a missing resource is -32602 in this revision.
-func modernError(e *jsonrpc.Error) *jsonrpc.Error {
+func perRequestError(e *jsonrpc.Error) *jsonrpc.Error {
 	if e.Code == CodeResourceNotFound {
 		c := *e
 		c.Code = jsonrpc.CodeInvalidParams
@@ -320,16 +320,16 @@ func modernError(e *jsonrpc.Error) *jsonrpc.Error {
 	return e
 }
 
-// encodeModern is encodeResponse for a modern request.
-func (s *Server) encodeModern(req *Request, res any, err error) []byte {
+// encodePerRequest is encodeResponse for a 2026-07-28 request.
+func (s *Server) encodePerRequest(req *Request, res any, err error) []byte {
 	if err != nil {
-		return jsonrpc.AppendError(nil, req.ID, modernError(toRPCError(err)))
+		return jsonrpc.AppendError(nil, req.ID, perRequestError(toRPCError(err)))
 	}
 	var b []byte
 	switch r := res.(type) {
 	case taskCreated:
 		tb, _ := r.MarshalJSON()
-		return jsonrpc.AppendResult(nil, req.ID, s.shapeModernAs(req.Method, "task", tb))
+		return jsonrpc.AppendResult(nil, req.ID, s.shapePerRequestAs(req.Method, "task", tb))
 	case nil:
 		b = []byte("{}")
 	case encoded:
@@ -341,7 +341,7 @@ func (s *Server) encodeModern(req *Request, res any, err error) []byte {
 			return jsonrpc.AppendError(nil, req.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: the server could not encode its result"))
 		}
 	}
-	return jsonrpc.AppendResult(nil, req.ID, s.shapeModern(req.Method, b))
+	return jsonrpc.AppendResult(nil, req.ID, s.shapePerRequest(req.Method, b))
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

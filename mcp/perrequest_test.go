@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// modernParams returns params claiming the modern revision, with extra
+// perRequestParams returns params claiming the 2026-07-28 revision, with extra
 // members (a JSON fragment without braces) and extra _meta members.
-func modernParams(extra, meta string) string {
+func perRequestParams(extra, meta string) string {
 	m := `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}`
 	if meta != "" {
 		m += "," + meta
@@ -22,7 +22,7 @@ func modernParams(extra, meta string) string {
 	return p + "}"
 }
 
-func TestModernRequests(t *testing.T) {
+func TestPerRequestRequests(t *testing.T) {
 	p := startPeer(t, featureServer(&ServerOptions{CacheTTLMs: 60000}), nil)
 	for _, tt := range []struct {
 		name, method, params string
@@ -30,26 +30,26 @@ func TestModernRequests(t *testing.T) {
 		has                  string // the raw message contains this
 		lacks                string
 	}{
-		{"discover", "server/discover", modernParams("", ""), 0, `"supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"]`, ""},
-		{"discover has hints", "server/discover", modernParams("", ""), 0, `"resultType":"complete","ttlMs":60000,"cacheScope":"public"`, `"protocolVersion"`},
-		{"discover names the server", "server/discover", modernParams("", ""), 0, `"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"feature","version":"2"}}`, ""},
-		{"tools/list is cacheable", "tools/list", modernParams("", ""), 0, `"ttlMs":60000`, ""},
-		{"tools/call is not", "tools/call", modernParams(`"name":"echo","arguments":{"text":"hi"}`, ""), 0, `"resultType":"complete"`, `ttlMs`},
-		{"resources/read", "resources/read", modernParams(`"uri":"file:///a.txt"`, ""), 0, `"cacheScope":"public"`, ""},
-		{"missing resource is -32602", "resources/read", modernParams(`"uri":"file:///nope"`, ""), -32602, `"uri":"file:///nope"`, ""},
-		{"unknown tool", "tools/call", modernParams(`"name":"nope"`, ""), -32602, "", ""},
+		{"discover", "server/discover", perRequestParams("", ""), 0, `"supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"]`, ""},
+		{"discover has hints", "server/discover", perRequestParams("", ""), 0, `"resultType":"complete","ttlMs":60000,"cacheScope":"public"`, `"protocolVersion"`},
+		{"discover names the server", "server/discover", perRequestParams("", ""), 0, `"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"feature","version":"2"}}`, ""},
+		{"tools/list is cacheable", "tools/list", perRequestParams("", ""), 0, `"ttlMs":60000`, ""},
+		{"tools/call is not", "tools/call", perRequestParams(`"name":"echo","arguments":{"text":"hi"}`, ""), 0, `"resultType":"complete"`, `ttlMs`},
+		{"resources/read", "resources/read", perRequestParams(`"uri":"file:///a.txt"`, ""), 0, `"cacheScope":"public"`, ""},
+		{"missing resource is -32602", "resources/read", perRequestParams(`"uri":"file:///nope"`, ""), -32602, `"uri":"file:///nope"`, ""},
+		{"unknown tool", "tools/call", perRequestParams(`"name":"nope"`, ""), -32602, "", ""},
 		{"no capabilities", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, -32602, "clientCapabilities", ""},
 		{"capabilities not an object", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":[]}}`, -32602, "", ""},
 		{"version not a string", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":7,"io.modelcontextprotocol/clientCapabilities":{}}}`, -32602, "", ""},
 		{"unknown version", "server/discover", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"v999.0.0","io.modelcontextprotocol/clientCapabilities":{}}}`, -32022, `"requested":"v999.0.0"`, ""},
 		{"an old date is not modern", "server/discover", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"1900-01-01","io.modelcontextprotocol/clientCapabilities":{}}}`, -32022, `"supported":["2026-07-28"`, ""},
 		{"a legacy version claimed in _meta", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}}`, -32022, "", ""},
-		{"bad log level", "tools/list", modernParams("", `"io.modelcontextprotocol/logLevel":"loud"`), -32602, "", ""},
-		{"initialize is gone", "initialize", modernParams(`"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}`, ""), -32601, "", ""},
-		{"ping is gone", "ping", modernParams("", ""), -32601, "", ""},
-		{"setLevel is gone", "logging/setLevel", modernParams(`"level":"debug"`, ""), -32601, "", ""},
-		{"subscribe is gone", "resources/subscribe", modernParams(`"uri":"file:///a.txt"`, ""), -32601, "", ""},
-		{"unknown method", "nope/nope", modernParams("", ""), -32601, "", ""},
+		{"bad log level", "tools/list", perRequestParams("", `"io.modelcontextprotocol/logLevel":"loud"`), -32602, "", ""},
+		{"initialize is gone", "initialize", perRequestParams(`"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}`, ""), -32601, "", ""},
+		{"ping is gone", "ping", perRequestParams("", ""), -32601, "", ""},
+		{"setLevel is gone", "logging/setLevel", perRequestParams(`"level":"debug"`, ""), -32601, "", ""},
+		{"subscribe is gone", "resources/subscribe", perRequestParams(`"uri":"file:///a.txt"`, ""), -32601, "", ""},
+		{"unknown method", "nope/nope", perRequestParams("", ""), -32601, "", ""},
 		{"claim-less discover", "server/discover", `{}`, -32602, "", ""},
 		{"unknown capability members are fine", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{},"roots":{"listChanged":true},"x-new":{"a":1}}}}`, 0, `"tools":[`, ""},
 	} {
@@ -72,10 +72,10 @@ func TestModernRequests(t *testing.T) {
 }
 
 // The -32022 data lists only versions that server/discover lists.
-func TestModernUnsupportedVersionData(t *testing.T) {
+func TestPerRequestUnsupportedVersionData(t *testing.T) {
 	p := startPeer(t, featureServer(nil), nil)
 	var d DiscoverResult
-	p.result("server/discover", modernParams("", ""), &d)
+	p.result("server/discover", perRequestParams("", ""), &d)
 	m := p.call("tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}`)
 	var data struct {
 		Supported []string `json:"supported"`
@@ -94,13 +94,13 @@ func TestModernUnsupportedVersionData(t *testing.T) {
 	}
 }
 
-// A modern request gets log messages only when its _meta asks, at the
+// A 2026-07-28 request gets log messages only when its _meta asks, at the
 // level it names, and only before its own response.
-func TestModernLogging(t *testing.T) {
+func TestPerRequestLogging(t *testing.T) {
 	p := startPeer(t, featureServer(nil), nil)
 	call := func(meta string) (logs int) {
 		id := p.nextID.Add(1) + 5000
-		p.send(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, id, modernParams(`"name":"slow"`, meta))
+		p.send(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, id, perRequestParams(`"name":"slow"`, meta))
 		for {
 			m := p.recv()
 			if m.Method == "notifications/message" {
@@ -127,25 +127,25 @@ func TestModernLogging(t *testing.T) {
 }
 
 // One stdio process serves both eras: a discover probe does not pin the
-// process, legacy initialize follows it, and modern and legacy requests
+// process, session-era initialize follows it, and per-request and session-era requests
 // interleave afterwards, each answered in its own era's shape.
 func TestBothErasOnOneProcess(t *testing.T) {
 	p := startPeer(t, featureServer(nil), nil)
-	p.result("server/discover", modernParams("", ""), nil)
+	p.result("server/discover", perRequestParams("", ""), nil)
 	p.initialize("2025-11-25", `{}`)
-	legacy := p.call("resources/read", `{"uri":"file:///nope"}`)
-	if legacy.Error == nil || legacy.Error.Code != -32002 {
-		t.Errorf("legacy missing resource: %s, want -32002", legacy.Raw)
+	sessionEra := p.call("resources/read", `{"uri":"file:///nope"}`)
+	if sessionEra.Error == nil || sessionEra.Error.Code != -32002 {
+		t.Errorf("legacy missing resource: %s, want -32002", sessionEra.Raw)
 	}
-	modern := p.call("resources/read", modernParams(`"uri":"file:///nope"`, ""))
-	if modern.Error == nil || modern.Error.Code != -32602 {
-		t.Errorf("modern missing resource: %s, want -32602", modern.Raw)
+	perRequest := p.call("resources/read", perRequestParams(`"uri":"file:///nope"`, ""))
+	if perRequest.Error == nil || perRequest.Error.Code != -32602 {
+		t.Errorf("modern missing resource: %s, want -32602", perRequest.Raw)
 	}
 	lt := p.call("tools/list", "")
 	if strings.Contains(lt.Raw, "resultType") || strings.Contains(lt.Raw, "ttlMs") {
 		t.Errorf("legacy result shaped as modern: %s", lt.Raw)
 	}
-	mt := p.call("tools/list", modernParams("", ""))
+	mt := p.call("tools/list", perRequestParams("", ""))
 	if !strings.Contains(mt.Raw, `"resultType":"complete"`) {
 		t.Errorf("modern result not shaped: %s", mt.Raw)
 	}
@@ -155,9 +155,9 @@ func TestBothErasOnOneProcess(t *testing.T) {
 }
 
 // A handler's own _meta is kept beside the server's identity.
-func TestShapeModernMergesMeta(t *testing.T) {
+func TestShapePerRequestMergesMeta(t *testing.T) {
 	s := NewServer(&Implementation{Name: "n", Version: "1"}, nil)
-	got := string(s.shapeModern("tools/call", []byte(`{"content":[],"_meta":{"k":1},"resultType":"x"}`)))
+	got := string(s.shapePerRequest("tools/call", []byte(`{"content":[],"_meta":{"k":1},"resultType":"x"}`)))
 	want := `{"resultType":"complete","content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"n","version":"1"},"k":1}}`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)

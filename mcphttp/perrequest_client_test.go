@@ -15,7 +15,7 @@ import (
 // Against a dual-era server the client probes, speaks 2026-07-28 and
 // sends every routing header; no session, no GET stream, no DELETE; a
 // tool that needs sampling is answered through the input_required rounds.
-func TestModernClient(t *testing.T) {
+func TestPerRequestClient(t *testing.T) {
 	h := NewHandler(testServer(), nil)
 	rec := &recorder{}
 	srv := newServer(t, h, rec.wrap(h))
@@ -25,7 +25,7 @@ func TestModernClient(t *testing.T) {
 			return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Model: "m", Content: []byte(`{"type":"text","text":"sampled"}`)}, nil
 		},
 	})
-	if cs.ProtocolVersion() != mcp.ModernVersion {
+	if cs.ProtocolVersion() != mcp.Version20260728 {
 		t.Fatalf("negotiated %s", cs.ProtocolVersion())
 	}
 	if got := callText(t, cs, "echo", map[string]any{"text": "hi"}); got != "hi" {
@@ -72,7 +72,7 @@ func TestModernClient(t *testing.T) {
 // A legacy Streamable HTTP server refuses the probe as it refuses any
 // request without a session (400, an error without our id): the client
 // initializes instead, over Streamable HTTP, not the 2024-11-05 fallback.
-func TestModernClientFallsBack(t *testing.T) {
+func TestPerRequestClientFallsBack(t *testing.T) {
 	f := newFake(t)
 	inner := f.srv.Config.Handler
 	f.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -85,8 +85,8 @@ func TestModernClientFallsBack(t *testing.T) {
 		inner.ServeHTTP(w, r)
 	})
 	cs := connectClient(t, f.url(), nil, &mcp.ClientOptions{ProtocolVersion: "auto"})
-	if cs.ProtocolVersion() != mcp.LatestVersion {
-		t.Errorf("negotiated %q, want %s by initialize", cs.ProtocolVersion(), mcp.LatestVersion)
+	if cs.ProtocolVersion() != mcp.LatestNegotiatedVersion {
+		t.Errorf("negotiated %q, want %s by initialize", cs.ProtocolVersion(), mcp.LatestNegotiatedVersion)
 	}
 	if n := f.rec.count(http.MethodGet, ""); n > 1 {
 		t.Errorf("%d GETs: the client fell back to the legacy SSE transport", n)
@@ -99,7 +99,7 @@ func TestModernClientFallsBack(t *testing.T) {
 // The client repeats x-mcp-header arguments as Mcp-Param-* headers, which
 // our server checks: a call to such a tool works without a listing first
 // (the -32020 leads to one and a retry).
-func TestModernClientParamHeaders(t *testing.T) {
+func TestPerRequestClientParamHeaders(t *testing.T) {
 	s := testServer()
 	type in struct {
 		Region string `json:"region"`

@@ -17,7 +17,7 @@ import (
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
-// Modern (2026-07-28) requests: no session, every POST stands alone. The
+// Per-request (2026-07-28) requests: no session, every POST stands alone. The
 // routing headers repeat what the body says, so that proxies can route
 // without parsing JSON; the server trusts only the body and answers a
 // header that disagrees with 400 and -32020.
@@ -27,9 +27,9 @@ const (
 	headerName   = "Mcp-Name"
 )
 
-func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, b *body) {
+func (h *Handler) servePerRequest(w http.ResponseWriter, r *http.Request, b *body) {
 	msg := b.msg
-	if e := checkModernHeaders(r, msg); e != nil {
+	if e := checkPerRequestHeaders(r, msg); e != nil {
 		writeRPCError(w, http.StatusBadRequest, b.id, e)
 		return
 	}
@@ -39,24 +39,24 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, b *body) {
 			return
 		}
 	}
-	if e := h.server.CheckModern(msg.Method, msg.Params); e != nil {
-		writeRPCError(w, modernStatus(e.Code), b.id, e)
+	if e := h.server.CheckPerRequest(msg.Method, msg.Params); e != nil {
+		writeRPCError(w, perRequestStatus(e.Code), b.id, e)
 		return
 	}
 	h.inflight.Add(1)
 	defer h.inflight.Done()
 	// A session of its own, for this request only: it holds no state
 	// between requests.
-	s := h.oneRequestSession(r, "modern", &mcp.SessionOptions{})
+	s := h.oneRequestSession(r, "per-request", &mcp.SessionOptions{})
 	defer s.close()
 	// A subscription ends with the server.
 	defer context.AfterFunc(h.closingCtx, s.ss.Drain)()
 	h.dispatch(w, r, s, b)
 }
 
-// modernStatus is the HTTP status of an error found before a modern
+// perRequestStatus is the HTTP status of an error found before a per-request
 // request runs.
-func modernStatus(code int64) int {
+func perRequestStatus(code int64) int {
 	if code == jsonrpc.CodeMethodNotFound {
 		return http.StatusNotFound
 	}
@@ -73,9 +73,9 @@ func writeRPCError(w http.ResponseWriter, status int, id *jsonrpc.ID, e *jsonrpc
 	w.Write(jsonrpc.AppendError(nil, rid, e))
 }
 
-// checkModernHeaders compares MCP-Protocol-Version, Mcp-Method and
+// checkPerRequestHeaders compares MCP-Protocol-Version, Mcp-Method and
 // Mcp-Name with the body.
-func checkModernHeaders(r *http.Request, msg *jsonrpc.Message) *jsonrpc.Error {
+func checkPerRequestHeaders(r *http.Request, msg *jsonrpc.Message) *jsonrpc.Error {
 	mismatch := func(format string, args ...any) *jsonrpc.Error {
 		return jsonrpc.Errorf(mcp.CodeHeaderMismatch, "Header mismatch: "+format, args...)
 	}
@@ -318,10 +318,10 @@ func sameParam(h string, v any) bool {
 	return false
 }
 
-// modernHeaders are the routing headers of a modern request, repeated
+// perRequestHeaders are the routing headers of a 2026-07-28 request, repeated
 // from its body: MCP-Protocol-Version, Mcp-Method and, for the methods
 // that name something, Mcp-Name.
-func modernHeaders(m *jsonrpc.Message) http.Header {
+func perRequestHeaders(m *jsonrpc.Message) http.Header {
 	h := http.Header{}
 	h.Set(headerProtocolVersion, claimedVersion(m.Params))
 	h.Set(headerMethod, m.Method)
