@@ -1,5 +1,6 @@
-# Every test: vet and gofmt, the test suite with the race detector, then
-# each fuzz target for a short time. `make test` is what CI runs.
+# Every test: the commit subjects, vet and gofmt, the test suite with the
+# race detector, then each fuzz target for a short time. `make test` is
+# what CI runs.
 
 GO       ?= go
 FUZZTIME ?= 10s
@@ -30,9 +31,14 @@ FUZZ_TARGETS := \
 	./toolsearch:FuzzWords \
 	./toolsearch:FuzzEstimate
 
-.PHONY: eval-search test deps vet unit fuzz conformance conformance-next build docs bench interop
+.PHONY: eval-search test commits deps vet unit fuzz conformance conformance-next build docs bench interop
 
-test: deps vet unit fuzz conformance interop
+test: commits deps vet unit fuzz conformance interop
+
+# Subjects of the commits after the baseline in scripts/check-commits.sh:
+# at most 72 characters, `pkg: what changed`. First, as it is quick.
+commits:
+	@scripts/check-commits.sh
 
 # The pinned npm servers of the real-server test (cmd/mcpgate/testdata/
 # realservers/core), installed here so that the test's time is its own.
