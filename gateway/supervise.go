@@ -28,7 +28,7 @@ package gateway
 //     a person signs in again.
 //
 // The upstream's run goroutine (upstream.go) acts on what calls (do, in
-// calls.go) tell it here.
+// upstream_call.go) tell it here.
 
 import (
 	"context"
