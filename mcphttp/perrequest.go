@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -213,7 +212,7 @@ func exactMember(obj []byte, name string) (val []byte, simple bool) {
 		}
 		k = k[1 : len(k)-1]
 		exact := string(k) == name
-		if !exact && len(k) > 0 && strings.EqualFold(unsafe.String(&k[0], len(k)), name) {
+		if !exact && len(k) > 0 && strings.EqualFold(string(k), name) {
 			return nil, false
 		}
 		v, err := d.ReadValue()
