@@ -15,38 +15,6 @@ import (
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
-// Transport opens a connection to a server: a subprocess's pipes
-// (CommandTransport), an HTTP endpoint (package mcphttp), or a Conn the
-// caller already has (ConnTransport).
-type Transport interface {
-	Connect(ctx context.Context) (Conn, error)
-}
-
-// ConnTransport is a Transport over a Conn that is already open, such as
-// one end of a pipe to an in-process server.
-type ConnTransport struct{ Conn Conn }
-
-func (t ConnTransport) Connect(context.Context) (Conn, error) { return t.Conn, nil }
-
-// ContextWriter is implemented by a Conn whose writes can be cancelled,
-// such as an HTTP POST. The client uses it when present.
-type ContextWriter interface {
-	WriteMessageContext(ctx context.Context, msg []byte) error
-}
-
-// ProtocolVersionSetter is implemented by a Conn that must know the
-// negotiated revision, such as HTTP, which sends it in a header. The
-// client calls it once initialize has succeeded.
-type ProtocolVersionSetter interface {
-	SetProtocolVersion(version string)
-}
-
-// ErrSessionNotFound is returned (wrapped) by a Conn whose server no
-// longer knows the session, such as an HTTP 404. The client then starts a
-// fresh session on the same Conn with initialize and retries the call
-// once; a Conn that returns it must be ready for that initialize.
-var ErrSessionNotFound = errors.New("mcp: the server does not know this session")
-
 // ClientOptions configure a Client. The zero value is a client that
 // offers the latest revision, declares no client features, and gives each
 // call a 60-second deadline when its context has none.
@@ -133,13 +101,6 @@ type Client struct {
 	// sessionEra remembers the servers (by ServerKey) that did not speak
 	// 2026-07-28, so that connecting to them again costs no probe.
 	sessionEra sync.Map
-}
-
-// ServerKeyer is implemented by a Transport that can name the server it
-// reaches (an HTTP endpoint, a command line), so that a Client remembers
-// the server's protocol era between connections.
-type ServerKeyer interface {
-	ServerKey() string
 }
 
 // NewClient returns a client that introduces itself as impl.
@@ -513,10 +474,6 @@ func (e *MessageTooLargeError) Error() string {
 
 // Is reports ErrMessageTooLarge as matching.
 func (e *MessageTooLargeError) Is(target error) bool { return target == ErrMessageTooLarge }
-
-// sizeSetter is implemented by a Conn that can name the option raising
-// its message size limit, for the errors of oversized answers.
-type sizeSetter interface{ sizeSetting() string }
 
 // tooLarge fails the call an oversized message answered, when its id can
 // be found; the session goes on.
