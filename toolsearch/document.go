@@ -7,6 +7,10 @@ import (
 	"strings"
 )
 
+// A tool becomes a doc of the index: its fields (see Weights) analysed
+// into terms, with each term's frequency in each field and each field's
+// length, and the parameters a query's values may fit.
+
 // docFreqs counts a doc's terms as it is analysed; kept from one doc to
 // the next, so that its map and slices are allocated once.
 type docFreqs struct {
