@@ -22,7 +22,8 @@ func IsBatch(data []byte) bool {
 // non-object element with its own -32600.
 func SplitBatch(data []byte) ([][]byte, *Error) {
 	if !jsontext.Value(data).IsValid(jsontext.AllowInvalidUTF8(true)) || !isValidUTF8(data) {
-		if _, de := DecodeMessage(data); de != nil {
+		var m Message
+		if de := m.decode(data); de != nil {
 			return nil, de.Err
 		}
 		return nil, &Error{Code: CodeParseError, Message: "Parse error: the batch is not valid JSON"}

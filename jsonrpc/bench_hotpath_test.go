@@ -87,7 +87,7 @@ func BenchmarkDecodeEncodeRoundTrip(b *testing.B) {
 	for b.Loop() {
 		m, err := DecodeMessage(benchSmallCall)
 		if err != nil {
-			b.Fatal(err.Err)
+			b.Fatal(err)
 		}
 		buf = AppendResult(buf[:0], m.ID, benchSmallResult)
 	}

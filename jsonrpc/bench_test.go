@@ -17,7 +17,7 @@ func benchDecode(b *testing.B, msg []byte) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := DecodeMessage(msg); err != nil {
-			b.Fatal(err.Err)
+			b.Fatal(err)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -41,7 +42,11 @@ func FuzzDecodeMessage(f *testing.F) {
 			}
 			return
 		}
-		m, de := DecodeMessage(data)
+		m, err := DecodeMessage(data)
+		var de *DecodeError
+		if err != nil && !errors.As(err, &de) {
+			t.Fatalf("error %T is not a *DecodeError", err)
+		}
 		if neither(data) && (de == nil || !de.Reply) {
 			t.Fatalf("%q has no method, result or error, and is not answered", data)
 		}
@@ -72,8 +77,8 @@ func FuzzDecodeMessage(f *testing.F) {
 		if !jsontext.Value(out).IsValid(jsontext.AllowInvalidUTF8(true)) {
 			t.Fatalf("reply is not valid JSON: %s", out)
 		}
-		if _, de := DecodeMessage(out); de != nil && de.Err.Code == CodeParseError {
-			t.Fatalf("reply does not decode: %s: %v", out, de.Err)
+		if _, err := DecodeMessage(out); errors.As(err, &de) && de.Err.Code == CodeParseError {
+			t.Fatalf("reply does not decode: %s: %v", out, err)
 		}
 	})
 }

@@ -54,7 +54,8 @@ func (m *Message) Kind() Kind {
 	}
 }
 
-// DecodeError is why a message was rejected, and how to answer it.
+// DecodeError is why [DecodeMessage] rejected a message, and how to
+// answer it.
 type DecodeError struct {
 	Err *Error
 	// ID is the id to answer with; the zero ID is sent as null. It is
@@ -83,8 +84,9 @@ func (md *msgDecoder) release() {
 }
 
 // DecodeMessage decodes and validates one JSON-RPC message (not a batch).
-// On failure it returns a *DecodeError saying how to answer.
-func DecodeMessage(data []byte) (*Message, *DecodeError) {
+// On failure the error is a *[DecodeError] saying how to answer; get it
+// with [errors.As].
+func DecodeMessage(data []byte) (*Message, error) {
 	// Small enough to be inlined, so that a caller that keeps the message
 	// to itself has it on its stack.
 	m := new(Message)

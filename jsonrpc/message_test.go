@@ -33,9 +33,13 @@ func TestDecodeMessageValid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, de := DecodeMessage([]byte(tt.in))
-			if de != nil {
-				t.Fatalf("DecodeMessage: %v", de.Err)
+			// Stored as callers store it: a typed nil *DecodeError in an
+			// error would read as a failure here.
+			var m *Message
+			var err error
+			m, err = DecodeMessage([]byte(tt.in))
+			if err != nil {
+				t.Fatalf("DecodeMessage: %v", err)
 			}
 			if got := m.Kind(); got != tt.kind {
 				t.Errorf("kind = %v, want %v", got, tt.kind)
@@ -102,9 +106,16 @@ func TestDecodeMessageInvalid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, de := DecodeMessage([]byte(tt.in))
-			if de == nil {
+			m, err := DecodeMessage([]byte(tt.in))
+			if err == nil {
 				t.Fatalf("DecodeMessage accepted it: %+v", m)
+			}
+			if m != nil {
+				t.Errorf("DecodeMessage returned a message and an error")
+			}
+			var de *DecodeError
+			if !errors.As(err, &de) {
+				t.Fatalf("error %T is not a *DecodeError", err)
 			}
 			if de.Err.Code != tt.code {
 				t.Errorf("code = %d, want %d (%s)", de.Err.Code, tt.code, de.Err.Message)
@@ -124,9 +135,9 @@ func TestDecodeMessageInvalid(t *testing.T) {
 
 func TestEncodeEchoesIDBytes(t *testing.T) {
 	for _, raw := range []string{`1`, `"1"`, `18446744073709551617`, `"\ud800"`, `"\u0061"`, `-0`} {
-		m, de := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":` + raw + `,"method":"ping"}`))
-		if de != nil {
-			t.Fatalf("%s: %v", raw, de.Err)
+		m, err := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":` + raw + `,"method":"ping"}`))
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
 		}
 		got := string(AppendResult(nil, m.ID, []byte(`{}`)))
 		want := `{"jsonrpc":"2.0","id":` + raw + `,"result":{}}`

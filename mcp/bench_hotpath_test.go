@@ -26,9 +26,9 @@ var echoText = strings.Repeat("a", 100)
 // without decoding.
 func benchDispatch(b *testing.B, s *Server, msg string) {
 	ss := benchSession(b, s)
-	m, de := jsonrpc.DecodeMessage([]byte(msg))
-	if de != nil {
-		b.Fatal(de.Err)
+	m, err := jsonrpc.DecodeMessage([]byte(msg))
+	if err != nil {
+		b.Fatal(err)
 	}
 	w := &discard{}
 	ctx := context.Background()

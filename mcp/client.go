@@ -503,12 +503,13 @@ func (cs *ClientSession) failCall(id jsonrpc.ID, err error) bool {
 }
 
 func (cs *ClientSession) handle(data []byte) {
-	msg, de := jsonrpc.DecodeMessage(data)
-	if de != nil {
-		if !de.ID.IsZero() && cs.failCall(de.ID, fmt.Errorf("the server sent a malformed response: %s", de.Err.Message)) {
+	msg, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
+		var de *jsonrpc.DecodeError
+		if errors.As(err, &de) && !de.ID.IsZero() && cs.failCall(de.ID, fmt.Errorf("the server sent a malformed response: %s", err)) {
 			return
 		}
-		cs.logger.Warn("mcp: dropped a malformed message from the server", "error", de.Err.Message)
+		cs.logger.Warn("mcp: dropped a malformed message from the server", "error", err)
 		return
 	}
 	switch msg.Kind() {

@@ -185,9 +185,9 @@ func (ss *ServerSession) process(ctx context.Context, data []byte, w MessageWrit
 		ss.processBatch(ctx, data, w, wait)
 		return
 	}
-	msg, de := jsonrpc.DecodeMessage(data)
-	if de != nil {
-		ss.rejected(w, de)
+	msg, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
+		ss.rejected(w, err)
 		return
 	}
 	ss.processMessage(ctx, msg, w, wait)
@@ -234,9 +234,9 @@ func (ss *ServerSession) receiveInline(ctx context.Context, data []byte, w Messa
 		ss.processBatch(ctx, data, w, false)
 		return nil
 	}
-	msg, de := jsonrpc.DecodeMessage(data)
-	if de != nil {
-		ss.rejected(w, de)
+	msg, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
+		ss.rejected(w, err)
 		return nil
 	}
 	if msg.Kind() != jsonrpc.KindRequest {
@@ -268,9 +268,10 @@ func (ss *ServerSession) admitRequest(ctx context.Context, msg *jsonrpc.Message,
 	return req
 }
 
-func (ss *ServerSession) rejected(w MessageWriter, de *jsonrpc.DecodeError) {
-	if !de.Reply {
-		ss.logger.Debug("mcp: dropped a malformed message that needs no answer", "error", de.Err.Message)
+func (ss *ServerSession) rejected(w MessageWriter, err error) {
+	var de *jsonrpc.DecodeError
+	if !errors.As(err, &de) || !de.Reply {
+		ss.logger.Debug("mcp: dropped a malformed message that needs no answer", "error", err)
 		return
 	}
 	ss.writeError(w, de.ID, de.Err)
@@ -505,9 +506,10 @@ func (ss *ServerSession) processBatch(ctx context.Context, data []byte, w Messag
 		return nil
 	}
 	for _, raw := range elems {
-		msg, de := jsonrpc.DecodeMessage(raw)
-		if de != nil {
-			if de.Reply {
+		msg, err := jsonrpc.DecodeMessage(raw)
+		if err != nil {
+			var de *jsonrpc.DecodeError
+			if errors.As(err, &de) && de.Reply {
 				collect(jsonrpc.AppendError(nil, de.ID, de.Err))
 			}
 			continue

@@ -88,7 +88,7 @@ func (e *HTTPError) detail() string {
 	if body == "" {
 		return ""
 	}
-	if m, de := jsonrpc.DecodeMessage([]byte(body)); de == nil && m.Error != nil {
+	if m, err := jsonrpc.DecodeMessage([]byte(body)); err == nil && m.Error != nil {
 		return clientTruncate(m.Error.Message, 300)
 	}
 	if strings.HasPrefix(e.Header.Get("Content-Type"), "text/html") {

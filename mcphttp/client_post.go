@@ -3,6 +3,7 @@ package mcphttp
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -76,7 +77,7 @@ func (c *clientConn) post(ctx context.Context, msg []byte, o outgoing) (int, err
 		// what the caller must act on (the body's message is in it too).
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, int64(c.maxSize)))
 		resp.Body.Close()
-		if m, de := jsonrpc.DecodeMessage(b); de == nil && m.Kind() == jsonrpc.KindResponse && m.ID == o.ids[0] {
+		if m, err := jsonrpc.DecodeMessage(b); err == nil && m.Kind() == jsonrpc.KindResponse && m.ID == o.ids[0] {
 			done()
 			c.in.push(b, nil)
 			return resp.StatusCode, nil
@@ -205,8 +206,9 @@ func answered(data []byte, pending map[jsonrpc.ID]bool) {
 		if id.IsZero() || !pending[id] {
 			continue
 		}
-		m, de := jsonrpc.DecodeMessage(e)
-		if de == nil && m.Kind() == jsonrpc.KindResponse || de != nil && de.ID == id && !de.Reply {
+		m, err := jsonrpc.DecodeMessage(e)
+		var de *jsonrpc.DecodeError
+		if err == nil && m.Kind() == jsonrpc.KindResponse || errors.As(err, &de) && de.ID == id && !de.Reply {
 			delete(pending, id)
 		}
 	}
@@ -241,9 +243,9 @@ func classify(msg []byte) (outgoing, error) {
 		}
 	}
 	for _, e := range elems {
-		m, de := jsonrpc.DecodeMessage(e)
-		if de != nil {
-			return o, fmt.Errorf("mcphttp: not a JSON-RPC message: %s", de.Err.Message)
+		m, err := jsonrpc.DecodeMessage(e)
+		if err != nil {
+			return o, fmt.Errorf("mcphttp: not a JSON-RPC message: %s", err)
 		}
 		switch m.Kind() {
 		case jsonrpc.KindRequest:

@@ -104,8 +104,8 @@ func TestPerRequestRateLimitKeepsRetryAfter(t *testing.T) {
 			return
 		}
 		b, _ := io.ReadAll(r.Body)
-		m, de := jsonrpc.DecodeMessage(b)
-		if de != nil {
+		m, err := jsonrpc.DecodeMessage(b)
+		if err != nil {
 			t.Errorf("a tools/call that does not decode: %s", b)
 			return
 		}

@@ -140,7 +140,7 @@ func (h *Handler) serveLegacyMessage(w http.ResponseWriter, r *http.Request) {
 	// A notification or response is handled before the 202, so that the
 	// client's next POST (a request after notifications/initialized, say)
 	// finds its effect; requests run on their own and reply on the stream.
-	if m, de := jsonrpc.DecodeMessage(raw); de == nil && m.Kind() != jsonrpc.KindRequest && !jsonrpc.IsBatch(raw) {
+	if m, err := jsonrpc.DecodeMessage(raw); err == nil && m.Kind() != jsonrpc.KindRequest && !jsonrpc.IsBatch(raw) {
 		s.ss.Handle(ctx, raw, s.out)
 		s.end()
 		w.WriteHeader(http.StatusAccepted)

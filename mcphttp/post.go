@@ -154,14 +154,17 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) (*body, bool)
 		}
 		b.batch = true
 		for _, e := range elems {
-			if m, de := jsonrpc.DecodeMessage(e); de != nil && de.Reply || de == nil && m.Kind() == jsonrpc.KindRequest {
+			m, err := jsonrpc.DecodeMessage(e)
+			var de *jsonrpc.DecodeError
+			if errors.As(err, &de) && de.Reply || err == nil && m.Kind() == jsonrpc.KindRequest {
 				b.request = true
 			}
 		}
 		return b, true
 	}
-	m, de := jsonrpc.DecodeMessage(raw)
-	if de != nil {
+	m, err := jsonrpc.DecodeMessage(raw)
+	var de *jsonrpc.DecodeError
+	if errors.As(err, &de) {
 		var id *jsonrpc.ID
 		if !de.ID.IsZero() {
 			id = &de.ID
@@ -187,7 +190,7 @@ func (h *Handler) authorize(w http.ResponseWriter, r *http.Request, b *body) boo
 		msgs = msgs[:0]
 		elems, _ := jsonrpc.SplitBatch(b.raw)
 		for _, e := range elems {
-			if m, de := jsonrpc.DecodeMessage(e); de == nil {
+			if m, err := jsonrpc.DecodeMessage(e); err == nil {
 				msgs = append(msgs, m)
 			}
 		}

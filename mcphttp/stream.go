@@ -285,8 +285,8 @@ func replyError(msg []byte) *jsonrpc.Error {
 	if !bytes.Contains(msg, []byte(`"error"`)) {
 		return nil
 	}
-	m, de := jsonrpc.DecodeMessage(msg)
-	if de != nil {
+	m, err := jsonrpc.DecodeMessage(msg)
+	if err != nil {
 		return nil
 	}
 	return m.Error
