@@ -19,7 +19,8 @@ type APIKeys struct {
 }
 
 // LoadAPIKeys reads a key file: one "name:sha256:hex" per line (made by
-// `mcpgate auth new-key`); blank lines and # comments are ignored.
+// `mcpgate auth new-key` or [NewAPIKey]); blank lines and # comments are
+// ignored.
 func LoadAPIKeys(path string) (*APIKeys, error) {
 	f, err := os.Open(path)
 	if err != nil {

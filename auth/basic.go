@@ -45,8 +45,8 @@ const (
 const MinBcryptCost = 10
 
 // LoadBasicUsers reads a user file: one "name:bcrypt-hash" per line (the
-// htpasswd -B format, made by `mcpgate auth hash-password`); blank lines
-// and lines starting with # are ignored.
+// htpasswd -B format, made by `mcpgate auth hash-password` or
+// [HashPassword]); blank lines and lines starting with # are ignored.
 func LoadBasicUsers(path string) (*BasicUsers, error) {
 	f, err := os.Open(path)
 	if err != nil {

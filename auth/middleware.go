@@ -38,7 +38,8 @@ type Config struct {
 	Throttle ThrottleConfig
 }
 
-// Middleware authenticates requests before they reach an MCP handler.
+// Middleware authenticates requests before they reach an MCP handler; the
+// [Principal] it admits is in the request's context ([FromContext]).
 type Middleware struct {
 	cfg      Config
 	throttle *throttle
@@ -47,7 +48,7 @@ type Middleware struct {
 	prmBody  []byte
 }
 
-// New returns the middleware for cfg.
+// New returns the [Middleware] for cfg.
 func New(cfg Config) (*Middleware, error) {
 	if cfg.Basic == nil && cfg.APIKeys == nil && cfg.OAuth == nil {
 		return nil, errors.New("auth: configure at least one of Basic users, API keys or OAuth")
@@ -295,8 +296,8 @@ func (m *Middleware) writeError(w http.ResponseWriter, status int, msg string) {
 	w.Write(jsonrpc.AppendError(nil, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: msg}))
 }
 
-// Authorize enforces MethodScopes for one JSON-RPC message: the function
-// mcphttp.Options.Authorize wants.
+// Authorize enforces [Config.MethodScopes] for one JSON-RPC message: the
+// function mcphttp.Options.Authorize wants.
 func (m *Middleware) Authorize(r *http.Request, msg *jsonrpc.Message) error {
 	p := FromContext(r.Context())
 	if p == nil || p.Method != "oauth" || len(m.cfg.MethodScopes) == 0 {

@@ -85,9 +85,10 @@ const (
 // handed megabytes by whoever asks.
 const MaxTokenSize = 16 << 10
 
-// MaxClaimSize and MaxClaimsSize bound the claims a Principal carries: a
-// claim whose JSON is larger than MaxClaimSize is left out, and the rest
-// are kept smallest first until they would pass MaxClaimsSize together.
+// MaxClaimSize and MaxClaimsSize bound the claims a [Principal] carries:
+// a claim whose JSON is larger than MaxClaimSize is left out, and the
+// rest are kept smallest first until they would pass MaxClaimsSize
+// together.
 const (
 	MaxClaimSize  = 4 << 10
 	MaxClaimsSize = 8 << 10

@@ -1,9 +1,3 @@
-// Package auth authenticates HTTP requests to an MCP server: Basic
-// authentication against bcrypt hashes, static API keys sent as bearer
-// tokens, and OAuth 2.1 access tokens (JWTs checked against the issuer's
-// keys) with the protected-resource metadata clients need to find the
-// authorization server. The authenticated Principal travels in the
-// request's context to MCP handlers and middleware.
 package auth
 
 import (
