@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// FollowRedirect returns a Config.Authorize for authorization servers
+// FollowRedirect returns a [Config.Authorize] for authorization servers
 // that redirect at once, without a person (test servers, such as the MCP
 // conformance suite's, or a server that remembers consent): it GETs the
 // authorization URL with client, follows redirects up to the one that
@@ -106,7 +106,7 @@ func (a *LoopbackAuthorizer) Close() error {
 	return err
 }
 
-// Authorize implements Config.Authorize. One authorization runs at a
+// Authorize implements [Config.Authorize]. One authorization runs at a
 // time; it ends with the redirect or with ctx.
 func (a *LoopbackAuthorizer) Authorize(ctx context.Context, authURL string) (string, error) {
 	a.mu.Lock()

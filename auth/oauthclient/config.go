@@ -27,7 +27,7 @@ const (
 	AuthMethodPrivateKeyJWT     = "private_key_jwt"
 )
 
-// Config configures a Transport. The zero value is not usable as is: the
+// Config configures a [Transport]. The zero value is not usable as is: the
 // authorization code flow needs Authorize and RedirectURL, the client
 // credentials flow a ClientID and a secret or private key, the JWT bearer
 // flow a ClientID and Assertion.
@@ -144,7 +144,7 @@ type Config struct {
 	lookupNetIP func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
-// AssertionRequest says what a Config.Assertion is for.
+// AssertionRequest says what a [Config.Assertion] is for.
 type AssertionRequest struct {
 	// Issuer is the authorization server's issuer identifier: the
 	// audience of the assertion.

@@ -57,9 +57,9 @@ type discovery struct {
 
 const maxMetadataSize = 1 << 20
 
-// StoreKey is the key under which a Transport whose Config.ServerURL is
-// serverURL keeps its token in the TokenStore: the server's canonical URL.
-// It lets a program look at (or delete) what was kept for a server, such
+// StoreKey is the key under which a [Transport] whose [Config.ServerURL]
+// is serverURL keeps its token in the [TokenStore]: the server's canonical
+// URL. It lets a program look at (or delete) what was kept for a server, such
 // as a gateway waiting for a person to sign in again.
 func StoreKey(serverURL string) (string, error) {
 	u, err := url.Parse(serverURL)

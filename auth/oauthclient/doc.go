@@ -1,10 +1,15 @@
 // Package oauthclient is the client side of MCP authorization (the
-// 2025-11-25 specification, basic/authorization): an http.RoundTripper
-// that obtains OAuth 2.1 access tokens for an MCP server and sends them.
+// 2025-11-25 specification, basic/authorization): a [Transport], an
+// http.RoundTripper that obtains OAuth 2.1 access tokens for an MCP
+// server and sends them. The server side is package
+// [github.com/mcpgate/mcpgate/auth].
 //
-// Put it under the HTTP client of an MCP transport:
+// Make one with [NewTransport] and put it under the HTTP client of an MCP
+// transport, such as mcphttp.ClientTransport:
 //
 //	hc := &http.Client{Transport: oauthclient.NewTransport(cfg, nil)}
+//
+// # Obtaining a token
 //
 // When the server answers 401, the Transport reads its WWW-Authenticate
 // challenge, fetches the protected resource metadata (RFC 9728) from the
@@ -23,19 +28,23 @@
 // answers 403 insufficient_scope, a bounded number of times; and sends a
 // token only to the origin it was obtained for.
 //
+// # Signing in
+//
 // The person's part (signing in at the authorization server) is
-// Config.Authorize: LoopbackAuthorizer for command-line tools, or
-// FollowRedirect for servers that redirect without asking.
+// [Config.Authorize]: a [LoopbackAuthorizer] for command-line tools, or
+// [FollowRedirect] for servers that redirect without asking. Tokens are
+// kept in a [TokenStore] ([Config.Store]: a [FileStore] across runs, a
+// [MemoryStore] for the life of the process).
 //
 // Enterprise-managed authorization (SEP-990, cross-app access) needs no
-// browser: with GrantJWTBearer the Transport asks Config.Assertion for a
-// JWT for the MCP server's authorization server and resource, and presents
-// it in the JWT bearer grant (RFC 7523), authenticating with the
-// pre-registered ClientID and ClientSecret. TokenExchange.Assertion obtains
-// that JWT, an ID-JAG, from the enterprise IdP by RFC 8693 token exchange
-// of the user's ID token, so the IdP's policy decides which MCP servers the
-// user may reach. A new ID-JAG is obtained whenever a token is needed: at
-// first, on expiry, on refusal and for a step-up.
+// browser: with [GrantJWTBearer] the Transport asks [Config.Assertion] for
+// a JWT for the MCP server's authorization server and resource, and
+// presents it in the JWT bearer grant (RFC 7523), authenticating with the
+// pre-registered ClientID and ClientSecret. [TokenExchange.Assertion]
+// obtains that JWT, an ID-JAG, from the enterprise IdP by RFC 8693 token
+// exchange of the user's ID token, so the IdP's policy decides which MCP
+// servers the user may reach. A new ID-JAG is obtained whenever a token is
+// needed: at first, on expiry, on refusal and for a step-up.
 //
 // # Where the client's own requests may go
 //

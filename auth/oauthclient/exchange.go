@@ -51,7 +51,7 @@ type TokenExchange struct {
 	HTTPClient *http.Client
 }
 
-// Assertion returns a Config.Assertion function performing the exchange:
+// Assertion returns a [Config.Assertion] function performing the exchange:
 // each call asks the IdP for a new ID-JAG whose audience is the
 // authorization server's issuer, for the MCP server as resource and the
 // requested scopes.

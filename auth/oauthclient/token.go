@@ -106,7 +106,7 @@ type TokenStore interface {
 	Save(ctx context.Context, resource string, tok *Token) error
 }
 
-// MemoryStore is a TokenStore that forgets everything when the process
+// MemoryStore is a [TokenStore] that forgets everything when the process
 // ends: the default.
 type MemoryStore struct {
 	mu   sync.Mutex
@@ -135,7 +135,7 @@ func (m *MemoryStore) Save(_ context.Context, resource string, tok *Token) error
 	return nil
 }
 
-// FileStore is a TokenStore in one JSON file, readable by its owner only
+// FileStore is a [TokenStore] in one JSON file, readable by its owner only
 // (0600): for command-line tools that should not ask the user to sign in
 // on every run. Several FileStores (or processes) sharing a file see each
 // other's writes, but the last writer wins on the same resource.
