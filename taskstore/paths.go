@@ -8,7 +8,7 @@ import (
 )
 
 // EnvPath names the environment variable that, when set and not empty,
-// overrides DefaultPath.
+// overrides [DefaultPath].
 const EnvPath = "MCPGATE_TASKS_DB"
 
 // DefaultPath returns where mcpgate keeps its tasks when not told
@@ -20,7 +20,7 @@ const EnvPath = "MCPGATE_TASKS_DB"
 //	Windows:     %LocalAppData%\mcpgate\tasks.db
 //
 // Tasks are data, not configuration, so this is not os.UserConfigDir.
-// Nothing is created; Open does that.
+// Nothing is created; [Open] does that.
 func DefaultPath() (string, error) {
 	return defaultPath(runtime.GOOS, os.Getenv, os.UserHomeDir)
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
-// OpenTasksURI is the resource RegisterResources adds: the pending and
+// OpenTasksURI is the resource [RegisterResources] adds: the pending and
 // in-progress tasks as a Markdown list.
 const OpenTasksURI = "tasks://open"
 

@@ -1,9 +1,3 @@
-// Package taskstore is the task list mcpgate serves by default: tasks kept
-// in a SQLite file (through the pure-Go modernc.org/sqlite driver) and the
-// MCP tools that create, find, change and delete them.
-//
-// Several processes may share one file: every write is a BEGIN IMMEDIATE
-// transaction, so a read-modify-write never loses a concurrent update.
 package taskstore
 
 import (
