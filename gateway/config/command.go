@@ -195,12 +195,12 @@ var installs = map[string]string{
 	"deno":   "install Deno (https://deno.com)",
 }
 
-// LookCommands runs LookCommand for each enabled stdio server and returns
-// a warning for each that would not start, in file order, at its command.
-// They are warnings, not errors: the gateway may run with another PATH
-// than this process (a client starts it with its own) and the program may
-// be installed by then. Like every Diagnostic they hold no secret: what
-// came from a variable shows as [redacted].
+// LookCommands runs [Server.LookCommand] for each enabled stdio server and
+// returns a warning for each that would not start, in file order, at its
+// command. They are warnings, not errors: the gateway may run with another
+// PATH than this process (a client starts it with its own) and the program
+// may be installed by then. Like every [Diagnostic] they hold no secret:
+// what came from a variable shows as [redacted].
 func (c *Config) LookCommands() []*Diagnostic {
 	var out []*Diagnostic
 	for _, name := range slices.Sorted(maps.Keys(c.Servers)) {

@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// How many processes of a server serve its callers (ServerOptions.Instances).
-// A stateful server (a browser, a shell, a REPL, a memory) shared by
-// several clients lets one client's state become another's; tenant and
-// session give each its own.
+// How many processes of a server serve its callers
+// ([ServerOptions.Instances]). A stateful server (a browser, a shell, a
+// REPL, a memory) shared by several clients lets one client's state become
+// another's; tenant and session give each its own.
 const (
 	InstancesShared  = "shared"  // one for every caller
 	InstancesTenant  = "tenant"  // one for each tenant

@@ -19,7 +19,7 @@ import (
 const maxFileSize = 8 << 20
 
 // Load reads and checks the file at path. env looks variables up for
-// ${VAR} interpolation; nil means os.LookupEnv. The error is an Errors
+// ${VAR} interpolation; nil means os.LookupEnv. The error is an [Errors]
 // listing every problem when the file was read but is wrong.
 func Load(path string, env func(string) (string, bool)) (*Config, error) {
 	f, err := os.Open(path)

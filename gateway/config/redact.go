@@ -7,12 +7,12 @@ import (
 	"github.com/mcpgate/mcpgate/internal/redact"
 )
 
-// Redaction is what Redacted and messages show in place of a secret:
-// the same text as the gateway's log and audit records.
+// Redaction is what [Config.Redacted] and messages show in place of a
+// secret: the same text as the gateway's log and audit records.
 const Redaction = redact.Marker
 
 // Redacted returns a copy of c that is safe to print or log: env and
-// header values, bearerToken and clientSecret are Redaction, and so is
+// header values, bearerToken and clientSecret are [Redaction], and so is
 // every part of a string that came from a ${VAR} whose name says it
 // holds a secret (GITHUB_TOKEN, API_KEY, DB_PASSWORD) or whose value
 // reads as a token. Other interpolated parts show, as what they are:

@@ -528,7 +528,10 @@ func render(secs []*refSection, docs goDocs, example []byte) string {
 	var b bytes.Buffer
 	b.WriteString("# Configuration reference\n\n")
 	fmt.Fprintf(&b, "<!-- Generated from gateway/config/types.go and %s by `%s`; do not edit. -->\n\n", "gateway/config/"+referenceExample, regenerate)
-	fmt.Fprintf(&b, "%s\n\n", oneParagraphs(docs.pkg))
+	// Only the package doc's summary: its sections are Go doc (headings,
+	// [Name] links) about the package's API, not about the file.
+	summary, _, _ := strings.Cut(strings.TrimSpace(docs.pkg), "\n\n")
+	fmt.Fprintf(&b, "%s\n\n", oneLine(summary))
 	b.WriteString("`mcpgate serve --config FILE` serves the file; `mcpgate check-config FILE` checks it and says\n" +
 		"where each problem is. Every string may use `${VAR}` and `${VAR:-default}` (environment\n" +
 		"variables; `$$` is a literal `$`). Durations are Go durations (`\"30s\"`, `\"5m\"`, `\"1h30m\"`)\n" +

@@ -1,6 +1,3 @@
-// Package config reads the gateway's configuration: one JSON or YAML file
-// that accepts a Claude Desktop claude_desktop_config.json verbatim (its
-// mcpServers map) plus mcpgate's own sections.
 package config
 
 import "time"
@@ -205,7 +202,7 @@ func (c ClientFeatures) Granted() (sampling, elicitation, roots bool) {
 	return val(c.Sampling, false), val(c.Elicitation, true), val(c.Roots, false)
 }
 
-// Pin policies (ServerOptions.Pins).
+// Pin policies ([ServerOptions.Pins]).
 const (
 	PinsWarn    = "warn"
 	PinsBlock   = "block"

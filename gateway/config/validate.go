@@ -42,9 +42,9 @@ var (
 	httpToken  = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 )
 
-// Validate checks c and reports every problem at once, each with its
-// place in the file when c came from Parse. Parse has already called it;
-// a gateway that builds or changes a Config in code calls it itself.
+// Validate checks c and reports every problem at once, each with its place
+// in the file when c came from [Parse]. Parse has already called it; a
+// gateway that builds or changes a Config in code calls it itself.
 func (c *Config) Validate() error {
 	if errs := c.validate(); len(errs) > 0 {
 		sortDiags(errs)
