@@ -14,7 +14,7 @@ import (
 	"github.com/mcpgate/mcpgate/taskstore"
 )
 
-// Who approved a pin's definition (Pin.ApprovedBy).
+// Who approved a pin's definition ([Pin.ApprovedBy]).
 const (
 	// ByFirstUse: the gateway pinned what it first saw, under warn.
 	ByFirstUse = "first-use"
@@ -42,7 +42,7 @@ type Pin struct {
 	First          time.Time `json:"first"`
 }
 
-// Pin states, as State reports them.
+// Pin states, as [Pin.State] reports them.
 const (
 	StateApproved = "approved" // the upstream offers the approved definition
 	StateNew      = "new"      // no definition approved yet
@@ -83,7 +83,7 @@ const EnvPath = "MCPGATE_STATE_DB"
 
 // DefaultPath is where the gateway keeps its state when the
 // configuration does not say: $MCPGATE_STATE_DB, else state.db beside
-// the task store's default file (taskstore.DefaultPath).
+// the task store's default file ([taskstore.DefaultPath]).
 func DefaultPath() (string, error) {
 	if p := os.Getenv(EnvPath); p != "" {
 		return p, nil
@@ -198,7 +198,7 @@ func (s *Store) Server(ctx context.Context, server string) (map[string]*Pin, err
 	return out, nil
 }
 
-// Get returns one pin, or ErrNotFound.
+// Get returns one pin, or [ErrNotFound].
 func (s *Store) Get(ctx context.Context, server, tool string) (*Pin, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+pinColumns+` FROM pins WHERE server = ? AND tool = ?`, server, tool)
 	if err != nil {
@@ -230,7 +230,7 @@ type Change struct {
 	Expect string
 }
 
-// ChangeKind says what a Change records.
+// ChangeKind says what a [Change] records.
 type ChangeKind int
 
 const (
@@ -280,7 +280,7 @@ func (s *Store) Write(ctx context.Context, changes []Change) error {
 	return tx.Commit()
 }
 
-// Approval is what Approve did to one pin.
+// Approval is what [Store.Approve] did to one pin.
 type Approval struct {
 	Pin *Pin `json:"pin"` // after the approval (before it, when skipped)
 	// Skipped, when set, says why the pin was left as it was.
