@@ -1,8 +1,3 @@
-// Package gateway puts many MCP servers behind one: each configured
-// upstream (a command over stdio, a URL over Streamable HTTP or HTTP+SSE)
-// is supervised by the library's client, and its tools, prompts and
-// resources are published, prefixed with the server's name, by one
-// library server that any transport can serve, in either protocol era.
 package gateway
 
 import (
