@@ -1,5 +1,3 @@
-// Command mcpgate serves MCP tools: its built-in task store today, and
-// (with the gateway) many MCP servers behind one endpoint.
 package main
 
 import (
