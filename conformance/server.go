@@ -1,7 +1,3 @@
-// Package conformance is the fixtures server for the official MCP
-// conformance suite (@modelcontextprotocol/conformance): every tool,
-// resource and prompt its server scenarios call, built on the public
-// mcp and mcphttp APIs as any user's server would be.
 package conformance
 
 import (
