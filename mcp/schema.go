@@ -14,7 +14,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/invopop/jsonschema"
-	sj "github.com/mcpgate/mcpgate/internal/jsonschema"
+	sj "github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -24,9 +24,8 @@ type schema struct {
 	raw jsontext.Value
 	// compiled is the full validator. A schema inferred from Go types is
 	// valid by construction, and its validator is compiled the first time
-	// the flat fast path cannot decide (often never): compiling the first
-	// schema of a process also compiles the dialects' metaschemas, which
-	// would otherwise cost every server's start-up several milliseconds.
+	// the flat fast path cannot decide (often never), so that a server of
+	// many typed tools does not compile a validator per tool at start.
 	compile    sync.Once
 	compiled   *sj.Schema
 	compileErr error

@@ -228,13 +228,26 @@ func TestLicenseAndNotice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Every vendored copy is named in NOTICE, with its license beside it.
-	for _, dir := range []string{"internal/jsonschema"} {
+	// A directory with a LICENSE of its own is a vendored copy, and NOTICE
+	// must name it. (There is none now: third-party code comes in through
+	// go.mod, whose modules carry their own licenses.)
+	err = filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != "../.." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || d.Name() != "LICENSE" || path == filepath.Join("../..", "LICENSE") {
+			return nil
+		}
+		dir := filepath.ToSlash(filepath.Dir(strings.TrimPrefix(path, "../../")))
 		if !strings.Contains(string(notice), dir) {
-			t.Errorf("NOTICE does not name %s", dir)
+			t.Errorf("%s has a LICENSE of its own, but NOTICE does not name it", dir)
 		}
-		if _, err := os.Stat(filepath.Join("../..", dir, "LICENSE")); err != nil {
-			t.Errorf("%s has no LICENSE: %v", dir, err)
-		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
