@@ -182,7 +182,7 @@ type ClientSession struct {
 	metaFixed, metaFixedTasks []byte
 	listenAcks                map[string]chan jsontext.Value
 	// paramHeaders are the x-mcp-header annotations of the tools listed.
-	paramHeaders map[string][]ParamHeader
+	paramHeaders map[string][]paramHeader
 	logLevel     LoggingLevel // per-request: sent as _meta logLevel
 	nextID       int64
 	gen          uint64 // bumped by each re-initialize

@@ -57,7 +57,7 @@ func (cs *ClientSession) handshake(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, cs.client.opts.ProbeTimeout)
 	defer cancel()
 	var raw jsontext.Value
-	perr := cs.call(pctx, methodToolsList, nil, &raw, false)
+	perr := cs.call(pctx, methodToolsList, nil, &raw, callOptions{})
 	if perr == nil {
 		_, perr = decodeBareTools(raw)
 	}
@@ -86,17 +86,17 @@ func (cs *ClientSession) becomeBare(detected bool) {
 // pingBare checks a bare server with the one request it is known to
 // answer: many such servers answer ping with -32601, which would read as
 // a failure.
-func (cs *ClientSession) pingBare(ctx context.Context) error {
+func (cs *ClientSession) pingBare(ctx context.Context, o callOptions) error {
 	var raw jsontext.Value
-	return cs.call(ctx, methodToolsList, nil, &raw, true)
+	return cs.call(ctx, methodToolsList, nil, &raw, o)
 }
 
 // listToolsBare lists a bare server's tools, taking a bare array for the
 // list and giving a tool without an input schema one that takes any
 // object, as MCP requires one.
-func (cs *ClientSession) listToolsBare(ctx context.Context, p *PaginatedParams) (*ListToolsResult, error) {
+func (cs *ClientSession) listToolsBare(ctx context.Context, p *PaginatedParams, o callOptions) (*ListToolsResult, error) {
 	var raw jsontext.Value
-	if err := cs.request(ctx, methodToolsList, p, &raw); err != nil {
+	if err := cs.request(ctx, methodToolsList, p, &raw, o); err != nil {
 		return nil, err
 	}
 	res, err := decodeBareTools(raw)
@@ -135,9 +135,9 @@ func decodeBareTools(raw jsontext.Value) (*ListToolsResult, error) {
 // result's structured content, with its JSON as the text for clients
 // that read only text; an error it answers with becomes an isError
 // result, as a tool's failure is in MCP, so that a model sees it.
-func (cs *ClientSession) callToolBare(ctx context.Context, p *CallToolParams) (*CallToolResult, error) {
+func (cs *ClientSession) callToolBare(ctx context.Context, p *CallToolParams, o callOptions) (*CallToolResult, error) {
 	var raw jsontext.Value
-	err := cs.request(ctx, methodToolsCall, p, &raw)
+	err := cs.request(ctx, methodToolsCall, p, &raw, o)
 	var ce *CallError
 	if errors.As(err, &ce) {
 		return &CallToolResult{Content: []Content{&TextContent{Text: ce.Err.Message}}, IsError: true}, nil

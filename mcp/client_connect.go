@@ -91,7 +91,7 @@ func (cs *ClientSession) initialize(ctx context.Context) error {
 	c := cs.client
 	p := &InitializeParams{ProtocolVersion: c.opts.ProtocolVersion, Capabilities: c.capabilities(), ClientInfo: *c.impl}
 	var res InitializeResult
-	if err := cs.call(ctx, methodInitialize, p, &res, false); err != nil {
+	if err := cs.call(ctx, methodInitialize, p, &res, callOptions{}); err != nil {
 		return err // it names initialize already
 	}
 	rev, ok := parseRevision(res.ProtocolVersion)

@@ -53,34 +53,40 @@ func (cs *ClientSession) require(method string) error {
 	return nil
 }
 
-func (cs *ClientSession) request(ctx context.Context, method string, params, result any) error {
+// request is call for a method the server must have declared (see
+// require).
+func (cs *ClientSession) request(ctx context.Context, method string, params, result any, o callOptions) error {
 	if err := cs.require(method); err != nil {
 		return err
 	}
-	return cs.call(ctx, method, params, result, true)
+	return cs.call(ctx, method, params, result, o)
 }
 
 // Ping checks that the server answers.
 // A bare session is checked with tools/list, the one request such a
 // server is known to answer.
 func (cs *ClientSession) Ping(ctx context.Context) error {
+	o := callerOptions(ctx)
 	if cs.Bare() {
-		return cs.pingBare(ctx)
+		return cs.pingBare(ctx, o)
 	}
 	if cs.isPerRequest() {
-		// 2026-07-28 has no ping; discovery is the cheapest request.
-		return cs.call(ctx, methodServerDiscover, nil, nil, false)
+		// 2026-07-28 has no ping; discovery is the cheapest request. Nor
+		// has it sessions to start again.
+		o.reinit = false
+		return cs.call(ctx, methodServerDiscover, nil, nil, o)
 	}
-	return cs.call(ctx, methodPing, nil, nil, true)
+	return cs.call(ctx, methodPing, nil, nil, o)
 }
 
 // ListTools returns one page of the server's tools.
 func (cs *ClientSession) ListTools(ctx context.Context, p *PaginatedParams) (*ListToolsResult, error) {
+	o := callerOptions(ctx)
 	if cs.Bare() {
-		return cs.listToolsBare(ctx, p)
+		return cs.listToolsBare(ctx, p, o)
 	}
 	var res ListToolsResult
-	if err := cs.request(ctx, methodToolsList, p, &res); err != nil {
+	if err := cs.request(ctx, methodToolsList, p, &res, o); err != nil {
 		return nil, err
 	}
 	if cs.isPerRequest() {
@@ -97,7 +103,7 @@ func (cs *ClientSession) checkToolHeaders(res *ListToolsResult) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if cs.paramHeaders == nil {
-		cs.paramHeaders = map[string][]ParamHeader{}
+		cs.paramHeaders = map[string][]paramHeader{}
 	}
 	for _, t := range res.Tools {
 		hs, err := toolParamHeaders(t.InputSchema)
@@ -144,17 +150,19 @@ func (cs *ClientSession) CallTool(ctx context.Context, name string, args any) (*
 
 // CallToolParams is CallTool with the params spelled out (to set _meta).
 func (cs *ClientSession) CallToolParams(ctx context.Context, p *CallToolParams) (*CallToolResult, error) {
+	o := callerOptions(ctx)
 	if cs.Bare() {
-		return cs.callToolBare(ctx, p)
+		return cs.callToolBare(ctx, p, o)
 	}
 	var res CallToolResult
 	if !cs.isPerRequest() {
-		if err := cs.request(ctx, methodToolsCall, p, &res); err != nil {
+		if err := cs.request(ctx, methodToolsCall, p, &res, o); err != nil {
 			return nil, err
 		}
 		return &res, nil
 	}
-	err := cs.request(cs.withParamHeaders(ctx, p), methodToolsCall, p, &res)
+	o.headers = cs.callHeaders(p)
+	err := cs.request(ctx, methodToolsCall, p, &res, o)
 	var ce *CallError
 	if errors.As(err, &ce) && ce.Err.Code == CodeHeaderMismatch {
 		// The tool's annotations changed, or were never listed: list
@@ -164,7 +172,8 @@ func (cs *ClientSession) CallToolParams(ctx context.Context, p *CallToolParams) 
 				return nil, err
 			}
 		}
-		err = cs.request(cs.withParamHeaders(ctx, p), methodToolsCall, p, &res)
+		o.headers = cs.callHeaders(p)
+		err = cs.request(ctx, methodToolsCall, p, &res, o)
 	}
 	if err != nil {
 		return nil, err
@@ -172,24 +181,24 @@ func (cs *ClientSession) CallToolParams(ctx context.Context, p *CallToolParams) 
 	return &res, nil
 }
 
-// withParamHeaders adds the call's Mcp-Param-* headers to ctx.
-func (cs *ClientSession) withParamHeaders(ctx context.Context, p *CallToolParams) context.Context {
+// callHeaders returns the call's Mcp-Param-* headers, nil for none.
+func (cs *ClientSession) callHeaders(p *CallToolParams) map[string]string {
 	cs.mu.Lock()
 	hs := cs.paramHeaders[p.Name]
 	cs.mu.Unlock()
 	if len(hs) == 0 || p.Arguments == nil {
-		return ctx
+		return nil
 	}
 	if h := paramHeaderValues(hs, p.Arguments); len(h) > 0 {
-		return context.WithValue(ctx, transportHeadersKey{}, h)
+		return h
 	}
-	return ctx
+	return nil
 }
 
 // ListResources returns one page of the server's resources.
 func (cs *ClientSession) ListResources(ctx context.Context, p *PaginatedParams) (*ListResourcesResult, error) {
 	var res ListResourcesResult
-	if err := cs.request(ctx, methodResourcesList, p, &res); err != nil {
+	if err := cs.request(ctx, methodResourcesList, p, &res, callerOptions(ctx)); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -210,7 +219,7 @@ func (cs *ClientSession) Resources(ctx context.Context) iter.Seq2[*Resource, err
 // templates.
 func (cs *ClientSession) ListResourceTemplates(ctx context.Context, p *PaginatedParams) (*ListResourceTemplatesResult, error) {
 	var res ListResourceTemplatesResult
-	if err := cs.request(ctx, methodResourceTemplatesList, p, &res); err != nil {
+	if err := cs.request(ctx, methodResourceTemplatesList, p, &res, callerOptions(ctx)); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -230,7 +239,7 @@ func (cs *ClientSession) ResourceTemplates(ctx context.Context) iter.Seq2[*Resou
 // ReadResource reads a resource.
 func (cs *ClientSession) ReadResource(ctx context.Context, uri string) (*ReadResourceResult, error) {
 	var res ReadResourceResult
-	if err := cs.request(ctx, methodResourcesRead, &ReadResourceParams{URI: uri}, &res); err != nil {
+	if err := cs.request(ctx, methodResourcesRead, &ReadResourceParams{URI: uri}, &res, callerOptions(ctx)); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -242,7 +251,7 @@ func (cs *ClientSession) Subscribe(ctx context.Context, uri string) error {
 	if cs.isPerRequest() {
 		return cs.subscribePerRequest(ctx, uri)
 	}
-	return cs.request(ctx, methodResourcesSubscribe, &ReadResourceParams{URI: uri}, nil)
+	return cs.request(ctx, methodResourcesSubscribe, &ReadResourceParams{URI: uri}, nil, callerOptions(ctx))
 }
 
 // Unsubscribe undoes Subscribe.
@@ -251,13 +260,13 @@ func (cs *ClientSession) Unsubscribe(ctx context.Context, uri string) error {
 		cs.unsubscribePerRequest(uri)
 		return nil
 	}
-	return cs.request(ctx, methodResourcesUnsubscribe, &ReadResourceParams{URI: uri}, nil)
+	return cs.request(ctx, methodResourcesUnsubscribe, &ReadResourceParams{URI: uri}, nil, callerOptions(ctx))
 }
 
 // ListPrompts returns one page of the server's prompts.
 func (cs *ClientSession) ListPrompts(ctx context.Context, p *PaginatedParams) (*ListPromptsResult, error) {
 	var res ListPromptsResult
-	if err := cs.request(ctx, methodPromptsList, p, &res); err != nil {
+	if err := cs.request(ctx, methodPromptsList, p, &res, callerOptions(ctx)); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -277,7 +286,7 @@ func (cs *ClientSession) Prompts(ctx context.Context) iter.Seq2[*Prompt, error] 
 // GetPrompt renders a prompt with its arguments.
 func (cs *ClientSession) GetPrompt(ctx context.Context, name string, args map[string]string) (*GetPromptResult, error) {
 	var res GetPromptResult
-	if err := cs.request(ctx, methodPromptsGet, &GetPromptParams{Name: name, Arguments: args}, &res); err != nil {
+	if err := cs.request(ctx, methodPromptsGet, &GetPromptParams{Name: name, Arguments: args}, &res, callerOptions(ctx)); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -287,7 +296,7 @@ func (cs *ClientSession) GetPrompt(ctx context.Context, name string, args map[st
 // argument.
 func (cs *ClientSession) Complete(ctx context.Context, p *CompleteParams) (*CompleteResult, error) {
 	var res CompleteResult
-	if err := cs.request(ctx, methodCompletionComplete, p, &res); err != nil {
+	if err := cs.request(ctx, methodCompletionComplete, p, &res, callerOptions(ctx)); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -306,7 +315,7 @@ func (cs *ClientSession) SetLoggingLevel(ctx context.Context, level LoggingLevel
 		cs.mu.Unlock()
 		return nil
 	}
-	return cs.request(ctx, methodLoggingSetLevel, &SetLevelParams{Level: level}, nil)
+	return cs.request(ctx, methodLoggingSetLevel, &SetLevelParams{Level: level}, nil, callerOptions(ctx))
 }
 
 // NotifyRootsListChanged tells the server the client's roots changed.

@@ -36,7 +36,7 @@ func (cs *ClientSession) discover(ctx context.Context, pinned bool) (bool, error
 		defer cancel()
 	}
 	// _meta is added by hand: the session is not per-request yet.
-	p, err := cs.metaParams(nil, nil, "")
+	p, err := cs.metaParams(nil, "", false)
 	if err != nil {
 		return false, err
 	}
@@ -44,12 +44,12 @@ func (cs *ClientSession) discover(ctx context.Context, pinned bool) (bool, error
 		DiscoverResult
 		Meta map[string]jsontext.Value `json:"_meta"`
 	}
-	err = cs.call(pctx, methodServerDiscover, jsontext.Value(p), &res, false)
+	err = cs.call(pctx, methodServerDiscover, jsontext.Value(p), &res, callOptions{})
 	var ce *CallError
 	if errors.As(err, &ce) && ce.Err.Code == CodeUnsupportedProtocolVersion && supportsPerRequest(ce.Err.Data) {
 		// Refused, yet our revision is among those listed: a server
 		// that changed its mind, or a proxy in the way. Ask once more.
-		err = cs.call(pctx, methodServerDiscover, jsontext.Value(p), &res, false)
+		err = cs.call(pctx, methodServerDiscover, jsontext.Value(p), &res, callOptions{})
 	}
 	switch {
 	case err == nil && len(res.SupportedVersions) > 0:
@@ -104,9 +104,10 @@ func (cs *ClientSession) discover(ctx context.Context, pinned bool) (bool, error
 var ErrProbeClosed = errors.New("the server closed the connection on the server/discover probe")
 
 // metaParams returns params (encoded, or nil) with the 2026-07-28 _meta keys
-// added, and the progress token when there is one (raw JSON).
-func (cs *ClientSession) metaParams(ctx context.Context, p []byte, token string) ([]byte, error) {
-	members := cs.metaMembers(ctx)
+// added, and the progress token when there is one (raw JSON); with tasks,
+// the client capabilities declare the tasks extension.
+func (cs *ClientSession) metaParams(p []byte, token string, tasks bool) ([]byte, error) {
+	members := cs.metaMembers(tasks)
 	if token != "" {
 		members = append(append(members, `,"progressToken":`...), token...)
 	}
@@ -147,10 +148,12 @@ func (cs *ClientSession) metaParams(ctx context.Context, p []byte, token string)
 // maxInputRounds bounds the InputRequiredResult rounds of one call.
 const maxInputRounds = 16
 
-// perRequestResult reads a 2026-07-28 result: complete (or without resultType, from
-// an older server), or input_required, which is answered with the
-// client's handlers and retried with a new id.
-func (cs *ClientSession) perRequestResult(ctx context.Context, method string, params any, raw jsontext.Value, result any) error {
+// perRequestResult reads a 2026-07-28 result: complete (or without
+// resultType, from an older server), decoded into result, or
+// input_required, which is answered with the client's handlers: next is
+// then the params p of this round with the answers, for the next round
+// (rounds have been answered so far).
+func (cs *ClientSession) perRequestResult(ctx context.Context, method string, p []byte, raw jsontext.Value, result any, rounds int) (next []byte, err error) {
 	var head struct {
 		ResultType    string                   `json:"resultType"`
 		InputRequests map[string]*InputRequest `json:"inputRequests"`
@@ -159,64 +162,47 @@ func (cs *ClientSession) perRequestResult(ctx context.Context, method string, pa
 	if completeResult(raw) {
 		// The common answer, seen in one pass: the result itself is all
 		// there is to decode.
-		if result == nil {
-			return nil
-		}
-		if err := unmarshalValue(raw, result); err != nil {
-			return fmt.Errorf("mcp: the server's %s result is malformed: %w", method, err)
-		}
-		return nil
+		return nil, decodeResult(method, raw, result)
 	}
 	if err := unmarshalValue(raw, &head); err != nil {
-		return fmt.Errorf("mcp: the server's %s result is malformed: %w", method, err)
+		return nil, fmt.Errorf("mcp: the server's %s result is malformed: %w", method, err)
 	}
 	switch head.ResultType {
 	case "", "complete":
-		if result == nil {
-			return nil
-		}
-		if err := unmarshalValue(raw, result); err != nil {
-			return fmt.Errorf("mcp: the server's %s result is malformed: %w", method, err)
-		}
-		return nil
+		return nil, decodeResult(method, raw, result)
 	case "input_required":
 	case "task":
 		if tr, ok := result.(*perRequestTaskResult); ok {
 			tr.task = &DetailedTask{}
 			if err := unmarshalValue(raw, tr.task); err != nil {
-				return fmt.Errorf("mcp: the server's %s task is malformed: %w", method, err)
+				return nil, fmt.Errorf("mcp: the server's %s task is malformed: %w", method, err)
 			}
-			return nil
+			return nil, nil
 		}
-		return fmt.Errorf("mcp: the server answered %s with a task, which this call did not ask for", method)
+		return nil, fmt.Errorf("mcp: the server answered %s with a task, which this call did not ask for", method)
 	default:
-		return fmt.Errorf("mcp: the server's %s result has resultType %q, which this client does not know", method, truncateString(head.ResultType, 32))
+		return nil, fmt.Errorf("mcp: the server's %s result has resultType %q, which this client does not know", method, truncateString(head.ResultType, 32))
 	}
-	rounds, _ := ctx.Value(inputRoundsKey{}).(int)
 	if rounds >= maxInputRounds {
-		return fmt.Errorf("mcp: %s: the server asked for input %d times; giving up", method, rounds)
+		return nil, fmt.Errorf("mcp: %s: the server asked for input %d times; giving up", method, rounds)
 	}
 	if len(head.InputRequests) == 0 && head.RequestState == nil {
-		return fmt.Errorf("mcp: %s: the server's input_required result has neither inputRequests nor requestState", method)
+		return nil, fmt.Errorf("mcp: %s: the server's input_required result has neither inputRequests nor requestState", method)
 	}
 	responses := map[string]any{}
 	for key, in := range head.InputRequests {
 		r, err := cs.answerInput(ctx, in)
 		if err != nil {
-			return fmt.Errorf("mcp: %s: answering the server's input request %q: %w", method, key, err)
+			return nil, fmt.Errorf("mcp: %s: answering the server's input request %q: %w", method, key, err)
 		}
 		responses[key] = r
 	}
-	// The retry: the same params, the answers, the state echoed as it
-	// came. call gives it a new id.
-	p, err := encodeParams(params)
-	if err != nil {
-		return err
-	}
+	// The next round: the same params, the answers, the state echoed as
+	// it came. call gives it a new id.
 	var obj map[string]jsontext.Value
 	if len(p) > 0 {
 		if err := unmarshalValue(p, &obj); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if obj == nil {
@@ -225,7 +211,7 @@ func (cs *ClientSession) perRequestResult(ctx context.Context, method string, pa
 	if len(responses) > 0 {
 		b, err := marshal(responses)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		obj["inputResponses"] = b
 	}
@@ -233,14 +219,8 @@ func (cs *ClientSession) perRequestResult(ctx context.Context, method string, pa
 		b, _ := jsontext.AppendQuote(nil, *head.RequestState)
 		obj["requestState"] = b
 	}
-	retry, err := marshal(obj)
-	if err != nil {
-		return err
-	}
-	return cs.call(context.WithValue(ctx, inputRoundsKey{}, rounds+1), method, jsontext.Value(retry), result, false)
+	return marshal(obj)
 }
-
-type inputRoundsKey struct{}
 
 // answerInput runs the handler for one input request, as it would for the
 // same request sent by a session-era server.
@@ -304,7 +284,7 @@ func (cs *ClientSession) listen() {
 		}()
 		err := cs.call(ctx, methodSubscriptionsListen, &struct {
 			Notifications SubscriptionFilter `json:"notifications"`
-		}{f}, nil, false)
+		}{f}, nil, callOptions{})
 		if cs.ctx.Err() == nil {
 			cs.logger.Info("mcp: the server ended the subscription for change notifications", "error", err)
 		}
@@ -330,10 +310,10 @@ func supportsPerRequest(data jsontext.Value) bool {
 }
 
 // metaMembers are the members of a 2026-07-28 request's _meta, encoded
-// without braces: the session's fixed ones (encoded once) and its log
-// level. The caller may append to the slice it gets.
-func (cs *ClientSession) metaMembers(ctx context.Context) []byte {
-	tasks := ctx != nil && ctx.Value(withTasksExtension{}) != nil
+// without braces: the session's fixed ones (encoded once; with tasks,
+// its capabilities declare the tasks extension) and its log level. The
+// caller may append to the slice it gets.
+func (cs *ClientSession) metaMembers(tasks bool) []byte {
 	cs.mu.Lock()
 	fixed, level := cs.metaFixed, cs.logLevel
 	if tasks {

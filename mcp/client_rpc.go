@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpgate/mcpgate/internal/httpmeta"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -15,6 +16,7 @@ import (
 // reading goroutine (client_read.go) completes with the server's answer,
 // its failure, or the end of the session.
 
+// pendingCall is a request of ours waiting for its answer.
 type pendingCall struct {
 	method   string
 	ch       chan *jsonrpc.Message // buffered 1
@@ -46,6 +48,26 @@ func (cs *ClientSession) notify(ctx context.Context, method string, params any) 
 	return cs.write(ctx, jsonrpc.AppendNotification(nil, method, p))
 }
 
+// callOptions are what a call carries besides its method and params.
+// The zero value asks for nothing more.
+type callOptions struct {
+	// reinit lets the call, when the server has forgotten the session
+	// (ErrSessionNotFound), start a new one and be sent again, once.
+	reinit bool
+	// progress, when set, asks for progress notifications and receives
+	// them, in order, until the call returns (see WithProgress).
+	progress func(*ProgressNotificationParams)
+	// listenAck, for a 2026-07-28 subscriptions/listen request, receives
+	// the params of the request's acknowledgement.
+	listenAck chan jsontext.Value
+	// headers go to the transport with the request (see
+	// httpmeta.CallHeaders): a 2026-07-28 tools/call's Mcp-Param-* headers.
+	headers map[string]string
+	// tasks declares the tasks extension in a 2026-07-28 request's
+	// client capabilities.
+	tasks bool
+}
+
 type progressKey struct{}
 
 // WithProgress returns a context whose calls ask the server for progress
@@ -55,10 +77,25 @@ func WithProgress(ctx context.Context, f func(*ProgressNotificationParams)) cont
 	return context.WithValue(ctx, progressKey{}, f)
 }
 
+// callerOptions are the options of a call the application makes with
+// ctx: a forgotten session is started again, and the progress callback
+// of WithProgress, if ctx has one, receives the call's progress. The
+// public methods read ctx here, once; what they call is told explicitly,
+// so that nothing of one call reaches the calls a handler makes with its
+// context.
+func callerOptions(ctx context.Context) callOptions {
+	f, _ := ctx.Value(progressKey{}).(func(*ProgressNotificationParams))
+	return callOptions{reinit: true, progress: f}
+}
+
 // call sends a request and waits for its response, the context's end or
 // the session's. On a timeout or cancellation the server is sent
 // notifications/cancelled (never for initialize, which the spec forbids).
-func (cs *ClientSession) call(ctx context.Context, method string, params, result any, retry bool) error {
+// The request is sent again, with a new id, when the server has
+// forgotten the session (with o.reinit, once, after a new handshake) and
+// when a 2026-07-28 server asks for input first (with the answers, up to
+// maxInputRounds times).
+func (cs *ClientSession) call(ctx context.Context, method string, params, result any, o callOptions) error {
 	if err := context.Cause(cs.ctx); err != nil {
 		return err
 	}
@@ -71,30 +108,58 @@ func (cs *ClientSession) call(ctx context.Context, method string, params, result
 	if err != nil {
 		return err
 	}
+	for rounds := 0; ; {
+		raw, err := cs.exchange(ctx, method, p, &o)
+		var gone *sessionNotFound
+		if o.reinit && errors.As(err, &gone) {
+			o.reinit = false
+			if rerr := cs.reinitialize(ctx, gone.gen); rerr != nil {
+				return fmt.Errorf("mcp: %s: the server ended the session and a new one could not be started: %w", method, rerr)
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if !cs.isPerRequest() {
+			return decodeResult(method, raw, result)
+		}
+		next, err := cs.perRequestResult(ctx, method, p, raw, result, rounds)
+		if next == nil || err != nil {
+			return err
+		}
+		p, rounds, o.reinit = next, rounds+1, false
+	}
+}
+
+// exchange sends one request, with a new id, and waits for its answer:
+// the raw result, a *CallError with the server's error, or why there is
+// none. A request the server refused for not knowing the session fails
+// with a *sessionNotFound.
+func (cs *ClientSession) exchange(ctx context.Context, method string, p []byte, o *callOptions) (jsontext.Value, error) {
 	pc := &pendingCall{method: method, ch: make(chan *jsonrpc.Message, 1), fail: make(chan error, 1)}
 	cs.mu.Lock()
 	cs.nextID++
 	id := jsonrpc.IntID(cs.nextID)
 	gen := cs.gen
 	cs.pending[id] = pc
-	ackCh, _ := ctx.Value(listenAckKey{}).(chan jsontext.Value)
-	if ackCh != nil {
+	if o.listenAck != nil {
 		if cs.listenAcks == nil {
 			cs.listenAcks = map[string]chan jsontext.Value{}
 		}
-		cs.listenAcks[string(id.Raw())] = ackCh
+		cs.listenAcks[string(id.Raw())] = o.listenAck
 	}
 	var token string
-	if f, _ := ctx.Value(progressKey{}).(func(*ProgressNotificationParams)); f != nil && method != methodInitialize {
+	if o.progress != nil && method != methodInitialize {
 		token = id.String()
-		pc.progress = f
+		pc.progress = o.progress
 		cs.progress[token] = pc
 	}
 	cs.mu.Unlock()
 	forget := func() {
 		cs.mu.Lock()
 		delete(cs.pending, id)
-		if ackCh != nil {
+		if o.listenAck != nil {
 			delete(cs.listenAcks, string(id.Raw()))
 		}
 		if token != "" {
@@ -104,45 +169,39 @@ func (cs *ClientSession) call(ctx context.Context, method string, params, result
 	}
 	defer forget()
 	defer pc.done.Store(true)
+	var err error
 	if cs.isPerRequest() {
-		if p, err = cs.metaParams(ctx, p, token); err != nil {
-			return err
-		}
+		p, err = cs.metaParams(p, token, o.tasks)
 	} else if token != "" {
-		if p, err = setProgressToken(p, token); err != nil {
-			return err
-		}
+		p, err = setProgressToken(p, token)
 	}
-	if err := cs.write(ctx, jsonrpc.AppendRequest(nil, id, method, p)); err != nil {
-		if retry && errors.Is(err, ErrSessionNotFound) {
-			forget()
-			if rerr := cs.reinitialize(ctx, gen); rerr != nil {
-				return fmt.Errorf("mcp: %s: the server ended the session and a new one could not be started: %w", method, rerr)
-			}
-			return cs.call(ctx, method, params, result, false)
-		}
+	if err != nil {
+		return nil, err
+	}
+	wctx := ctx
+	if o.headers != nil {
+		// The one value a call puts in a context: the transport's
+		// interface (ContextWriter) has no other way in.
+		wctx = httpmeta.WithCallHeaders(ctx, o.headers)
+	}
+	if werr := cs.write(wctx, jsonrpc.AppendRequest(nil, id, method, p)); werr != nil {
+		err := fmt.Errorf("mcp: sending %s: %w", method, werr)
 		if ctx.Err() != nil {
-			return fmt.Errorf("mcp: %s: %w", method, context.Cause(ctx))
+			err = fmt.Errorf("mcp: %s: %w", method, context.Cause(ctx))
 		}
-		return fmt.Errorf("mcp: sending %s: %w", method, err)
+		if errors.Is(werr, ErrSessionNotFound) {
+			return nil, &sessionNotFound{gen: gen, err: err}
+		}
+		return nil, err
 	}
 	select {
 	case msg := <-pc.ch:
 		if msg.Error != nil {
-			return &CallError{Method: method, Err: msg.Error}
+			return nil, &CallError{Method: method, Err: msg.Error}
 		}
-		if cs.isPerRequest() {
-			return cs.perRequestResult(ctx, method, params, msg.Result, result)
-		}
-		if result == nil {
-			return nil
-		}
-		if err := unmarshalValue(msg.Result, result); err != nil {
-			return fmt.Errorf("mcp: the server's %s result is malformed: %w", method, err)
-		}
-		return nil
+		return msg.Result, nil
 	case err := <-pc.fail:
-		return fmt.Errorf("mcp: %s: %w", method, err)
+		return nil, fmt.Errorf("mcp: %s: %w", method, err)
 	case <-ctx.Done():
 		cs.abandon(id)
 		reason := "the request was cancelled"
@@ -153,10 +212,32 @@ func (cs *ClientSession) call(ctx context.Context, method string, params, result
 			forget()
 			cs.notify(context.WithoutCancel(ctx), notificationCancelled, &CancelledNotificationParams{RequestID: id.Raw(), Reason: reason})
 		}
-		return fmt.Errorf("mcp: %s: %s: %w", method, reason, ctx.Err())
+		return nil, fmt.Errorf("mcp: %s: %s: %w", method, reason, ctx.Err())
 	case <-cs.ctx.Done():
-		return fmt.Errorf("mcp: %s: %w", method, context.Cause(cs.ctx))
+		return nil, fmt.Errorf("mcp: %s: %w", method, context.Cause(cs.ctx))
 	}
+}
+
+// sessionNotFound fails a request that the server refused for not
+// knowing the session (ErrSessionNotFound); gen is the generation of
+// the session the request was sent in (see reinitialize).
+type sessionNotFound struct {
+	gen uint64
+	err error
+}
+
+func (e *sessionNotFound) Error() string { return e.err.Error() }
+func (e *sessionNotFound) Unwrap() error { return e.err }
+
+// decodeResult decodes a call's result into result, which may be nil.
+func decodeResult(method string, raw jsontext.Value, result any) error {
+	if result == nil {
+		return nil
+	}
+	if err := unmarshalValue(raw, result); err != nil {
+		return fmt.Errorf("mcp: the server's %s result is malformed: %w", method, err)
+	}
+	return nil
 }
 
 // CallError is a JSON-RPC error the server answered a call with.

@@ -20,11 +20,6 @@ type perRequestSub struct {
 	done   chan struct{} // closed when the request has ended
 }
 
-// listenAckKey marks the context of a listen request whose
-// acknowledgement someone waits for: the value is a chan jsontext.Value
-// that receives the acknowledgement's params.
-type listenAckKey struct{}
-
 func (cs *ClientSession) subscribePerRequest(ctx context.Context, uri string) error {
 	if err := cs.require(methodResourcesSubscribe); err != nil {
 		return err
@@ -47,9 +42,9 @@ func (cs *ClientSession) subscribePerRequest(ctx context.Context, uri string) er
 	go func() {
 		defer close(sub.done)
 		defer cancel()
-		err := cs.call(context.WithValue(lctx, listenAckKey{}, acked), methodSubscriptionsListen, &struct {
+		err := cs.call(lctx, methodSubscriptionsListen, &struct {
 			Notifications SubscriptionFilter `json:"notifications"`
-		}{SubscriptionFilter{ResourceSubscriptions: []string{uri}}}, nil, false)
+		}{SubscriptionFilter{ResourceSubscriptions: []string{uri}}}, nil, callOptions{listenAck: acked})
 		cs.mu.Lock()
 		if cs.subs[uri] == sub {
 			delete(cs.subs, uri)

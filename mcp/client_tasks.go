@@ -30,10 +30,6 @@ type TaskCallOptions struct {
 	PollInterval time.Duration
 }
 
-// withTasksExtension marks a 2026-07-28 request's context: its client
-// capabilities declare the tasks extension.
-type withTasksExtension struct{}
-
 // CallToolAsTask runs the call as a task and waits for its end, which it
 // returns as CallToolParams would; the server's questions meanwhile go to
 // the client's handlers. If ctx ends first the task is cancelled on the
@@ -44,20 +40,25 @@ func (cs *ClientSession) CallToolAsTask(ctx context.Context, p *CallToolParams, 
 	if o == nil {
 		o = &TaskCallOptions{}
 	}
+	co := callerOptions(ctx)
 	caps, _ := cs.serverCaps()
 	if cs.isPerRequest() {
 		if _, ok := caps.Extensions[ExtensionTasks]; !ok {
 			return nil, fmt.Errorf("%w: the server does not declare the %s extension", ErrNotSupported, ExtensionTasks)
 		}
-		return cs.callToolTaskPerRequest(context.WithValue(ctx, withTasksExtension{}, true), p, o)
+		co.tasks = true
+		return cs.callToolTaskPerRequest(ctx, p, o, co)
 	}
 	if caps.Tasks == nil || caps.Tasks.Requests == nil || caps.Tasks.Requests.Tools == nil || caps.Tasks.Requests.Tools.Call == nil {
 		return nil, fmt.Errorf("%w: the server does not declare tasks.requests.tools.call", ErrNotSupported)
 	}
-	return cs.callToolTaskSessionEra(ctx, p, o)
+	return cs.callToolTaskSessionEra(ctx, p, o, co)
 }
 
-func (cs *ClientSession) callToolTaskSessionEra(ctx context.Context, p *CallToolParams, o *TaskCallOptions) (*CallToolResult, error) {
+// callToolTaskSessionEra is CallToolAsTask at 2025-11-25; co are the
+// options of the call that creates the task, whose progress callback
+// the task's other requests share.
+func (cs *ClientSession) callToolTaskSessionEra(ctx context.Context, p *CallToolParams, o *TaskCallOptions, co callOptions) (*CallToolResult, error) {
 	tp := *p
 	tp.Task = &TaskParams{}
 	if o.TTL > 0 {
@@ -65,7 +66,7 @@ func (cs *ClientSession) callToolTaskSessionEra(ctx context.Context, p *CallTool
 		tp.Task.TTL = &ms
 	}
 	var raw jsontext.Value
-	if err := cs.request(ctx, methodToolsCall, &tp, &raw); err != nil {
+	if err := cs.request(ctx, methodToolsCall, &tp, &raw, co); err != nil {
 		return nil, err
 	}
 	var created CreateTaskResult
@@ -77,10 +78,11 @@ func (cs *ClientSession) callToolTaskSessionEra(ctx context.Context, p *CallTool
 		return &res, nil
 	}
 	id := created.Task.TaskID
+	co.reinit = false
 	var res CallToolResult
-	err := cs.call(ctx, methodTasksResult, &taskIDParams{TaskID: &id}, &res, false)
+	err := cs.call(ctx, methodTasksResult, &taskIDParams{TaskID: &id}, &res, co)
 	if ctx.Err() != nil {
-		cs.cancelTask(ctx, id)
+		cs.cancelTask(ctx, id, co)
 		return nil, err
 	}
 	if err != nil {
@@ -100,11 +102,17 @@ func (m *perRequestTaskResult) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (cs *ClientSession) callToolTaskPerRequest(ctx context.Context, p *CallToolParams, o *TaskCallOptions) (*CallToolResult, error) {
+// callToolTaskPerRequest is CallToolAsTask at 2026-07-28; co are the
+// options of the call that creates the task, whose progress callback and
+// declaration of the tasks extension the task's other requests share.
+func (cs *ClientSession) callToolTaskPerRequest(ctx context.Context, p *CallToolParams, o *TaskCallOptions, co callOptions) (*CallToolResult, error) {
 	var first perRequestTaskResult
-	if err := cs.request(cs.withParamHeaders(ctx, p), methodToolsCall, p, &first); err != nil {
+	create := co
+	create.headers = cs.callHeaders(p)
+	if err := cs.request(ctx, methodToolsCall, p, &first, create); err != nil {
 		return nil, err
 	}
+	co.reinit = false
 	if first.task == nil {
 		var res CallToolResult // answered without a task
 		if err := unmarshalValue(first.raw, &res); err != nil {
@@ -146,7 +154,7 @@ func (cs *ClientSession) callToolTaskPerRequest(ctx context.Context, p *CallTool
 				}
 				r, err := cs.answerInput(ctx, in)
 				if err != nil {
-					cs.cancelTask(ctx, id)
+					cs.cancelTask(ctx, id, co)
 					return nil, fmt.Errorf("mcp: answering input request %q of task %s: %w", key, id, err)
 				}
 				responses[key], answered[key] = r, true
@@ -155,8 +163,8 @@ func (cs *ClientSession) callToolTaskPerRequest(ctx context.Context, p *CallTool
 				if err := cs.call(ctx, methodTasksUpdate, &struct {
 					TaskID         string         `json:"taskId"`
 					InputResponses map[string]any `json:"inputResponses"`
-				}{id, responses}, nil, false); err != nil {
-					cs.cancelTask(ctx, id)
+				}{id, responses}, nil, co); err != nil {
+					cs.cancelTask(ctx, id, co)
 					return nil, err
 				}
 				break // poll at once: the answers may have finished it
@@ -174,14 +182,14 @@ func (cs *ClientSession) callToolTaskPerRequest(ctx context.Context, p *CallTool
 			case <-t.C:
 			case <-ctx.Done():
 				t.Stop()
-				cs.cancelTask(ctx, id)
+				cs.cancelTask(ctx, id, co)
 				return nil, fmt.Errorf("mcp: tools/call as task %s: %w", id, context.Cause(ctx))
 			}
 		}
 		var next DetailedTask
-		if err := cs.call(ctx, methodTasksGet, &taskIDParams{TaskID: &id}, &next, false); err != nil {
+		if err := cs.call(ctx, methodTasksGet, &taskIDParams{TaskID: &id}, &next, co); err != nil {
 			if ctx.Err() != nil {
-				cs.cancelTask(ctx, id)
+				cs.cancelTask(ctx, id, co)
 			}
 			return nil, err
 		}
@@ -190,15 +198,16 @@ func (cs *ClientSession) callToolTaskPerRequest(ctx context.Context, p *CallTool
 }
 
 // cancelTask asks the server to cancel a task whose caller gave up; what
-// it answers changes nothing for the caller.
-func (cs *ClientSession) cancelTask(ctx context.Context, id string) {
+// it answers changes nothing for the caller. co are the options of the
+// task's other requests.
+func (cs *ClientSession) cancelTask(ctx context.Context, id string, co callOptions) {
 	if cs.ctx.Err() != nil {
 		return
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	var rpcErr *jsonrpc.Error
-	if err := cs.call(cctx, methodTasksCancel, &taskIDParams{TaskID: &id}, nil, false); err != nil && !errors.As(err, &rpcErr) {
+	if err := cs.call(cctx, methodTasksCancel, &taskIDParams{TaskID: &id}, nil, co); err != nil && !errors.As(err, &rpcErr) {
 		cs.logger.Debug("mcp: could not cancel a task on the server", "task", id, "error", err)
 	}
 }

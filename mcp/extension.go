@@ -64,7 +64,7 @@ func (s *Server) experimental() map[string]jsontext.Value {
 // under capabilities.experimental) and decodes its result into result,
 // which may be nil. Protocol methods have their own calls.
 func (cs *ClientSession) Call(ctx context.Context, method string, params, result any) error {
-	return cs.call(ctx, method, params, result, true)
+	return cs.call(ctx, method, params, result, callerOptions(ctx))
 }
 
 // DecodeParams decodes the request's params into v, answering a bad shape
