@@ -1,12 +1,12 @@
 package mcp
 
 import (
-	"context"
-	"encoding/base64"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/mcpgate/mcpgate/internal/httpmeta"
 )
 
 // x-mcp-header (2026-07-28): a tool's input schema may name arguments
@@ -16,37 +16,16 @@ import (
 // the spec requires), and computes the headers of each call; the HTTP
 // transport sends them.
 
-type transportHeadersKey struct{}
-
-// TransportHeaders returns the headers a call asks its transport to send
-// (Mcp-Param-* for tools with x-mcp-header); transports that have no
-// headers ignore them.
-func TransportHeaders(ctx context.Context) map[string]string {
-	h, _ := ctx.Value(transportHeadersKey{}).(map[string]string)
-	return h
-}
-
-// EncodeHeaderValue encodes a value for an MCP header (Mcp-Name,
-// Mcp-Param-*): as it is when it is visible ASCII without spaces at either
-// end, else as =?base64?{Base64 of its UTF-8}?=.
-func EncodeHeaderValue(v string) string {
-	plain := v == strings.TrimSpace(v) && !strings.HasPrefix(v, "=?base64?")
-	for i := 0; plain && i < len(v); i++ {
-		if c := v[i]; c < 0x20 || c > 0x7e {
-			plain = false
-		}
-	}
-	if plain {
-		return v
-	}
-	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(v)) + "?="
-}
+// paramHeader is an x-mcp-header annotation. The type is shared with the
+// HTTP transport, which checks a 2026-07-28 call's Mcp-Param-* headers
+// against the server's tools.
+type paramHeader = httpmeta.ParamHeader
 
 // toolParamHeaders returns a tool's x-mcp-header annotations, or an error
 // saying why they make the tool invalid.
-func toolParamHeaders(schema any) ([]ParamHeader, error) {
+func toolParamHeaders(schema any) ([]paramHeader, error) {
 	root, _ := schema.(map[string]any)
-	var out []ParamHeader
+	var out []paramHeader
 	seen := map[string]bool{}
 	reached := 0
 	var walk func(node map[string]any, path []string) error
@@ -74,7 +53,7 @@ func toolParamHeaders(schema any) ([]ParamHeader, error) {
 					return fmt.Errorf("property %s: x-mcp-header is allowed only on string, integer and boolean properties, not %v", strings.Join(sub, "."), prop["type"])
 				}
 				seen[strings.ToLower(name)] = true
-				out = append(out, ParamHeader{Name: name, Path: sub, Type: typ})
+				out = append(out, paramHeader{Name: name, Path: sub, Type: typ})
 			}
 			if err := walk(prop, sub); err != nil {
 				return err
@@ -126,7 +105,7 @@ func isToken(s string) bool {
 }
 
 // paramHeaderValues computes the Mcp-Param-* headers of a call.
-func paramHeaderValues(hs []ParamHeader, args any) map[string]string {
+func paramHeaderValues(hs []paramHeader, args any) map[string]string {
 	if len(hs) == 0 || args == nil {
 		return nil
 	}
@@ -151,7 +130,7 @@ func paramHeaderValues(hs []ParamHeader, args any) map[string]string {
 		}
 		switch x := v.(type) {
 		case string:
-			out["Mcp-Param-"+h.Name] = EncodeHeaderValue(x)
+			out["Mcp-Param-"+h.Name] = httpmeta.EncodeValue(x)
 		case bool:
 			out["Mcp-Param-"+h.Name] = strconv.FormatBool(x)
 		case float64:

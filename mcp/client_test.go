@@ -465,7 +465,7 @@ func TestToolParamHeaders(t *testing.T) {
 			t.Errorf("%s: %v", tt.schema, names)
 		}
 	}
-	got := paramHeaderValues([]ParamHeader{{Name: "R", Path: []string{"r"}}, {Name: "N", Path: []string{"n"}}, {Name: "B", Path: []string{"b"}}, {Name: "Z", Path: []string{"z"}}},
+	got := paramHeaderValues([]paramHeader{{Name: "R", Path: []string{"r"}}, {Name: "N", Path: []string{"n"}}, {Name: "B", Path: []string{"b"}}, {Name: "Z", Path: []string{"z"}}},
 		map[string]any{"r": " padded", "n": 42, "b": false, "z": nil})
 	if got["Mcp-Param-R"] != "=?base64?IHBhZGRlZA==?=" || got["Mcp-Param-N"] != "42" || got["Mcp-Param-B"] != "false" || len(got) != 3 {
 		t.Errorf("headers %v", got)

@@ -10,6 +10,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpgate/mcpgate/internal/httpmeta"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -68,24 +69,39 @@ type perRequestRequest struct {
 	logLevel   LoggingLevel // "" when the request wants no logs
 }
 
-// PerRequestClaim reports whether params claim a protocol revision in _meta,
-// which makes the message per-request whatever its method. It looks for the key
-// before decoding anything, so session-era traffic pays one byte search.
-func PerRequestClaim(params []byte) bool {
-	if len(params) == 0 || !bytes.Contains(params, []byte(MetaProtocolVersion)) {
-		return false
+// perRequestClaim reports whether params claim a protocol revision in
+// _meta, which makes the message per-request whatever its method. The HTTP
+// transport routes by the same test.
+func perRequestClaim(params []byte) bool { return httpmeta.PerRequestClaim(params) }
+
+// httpView is the server as its HTTP transport sees it before it runs a
+// 2026-07-28 request (see internal/httpmeta): mcp exports none of it.
+type httpView struct{ s *Server }
+
+// offerView hands out to a session's writer that asks for it (the HTTP
+// transport's) the server's httpView.
+func (s *Server) offerView(out MessageWriter) {
+	if t, ok := out.(httpmeta.ServerTaker); ok {
+		t.TakeServer(httpView{s})
 	}
-	meta := findMember(params, "_meta")
-	return len(meta) > 0 && meta[0] == '{' && findMember(meta, MetaProtocolVersion) != nil
 }
 
-// CheckPerRequest validates a 2026-07-28 request before it runs: the _meta keys
-// the revision requires, the revision itself, and that the method exists
-// in this era. Transports call it to choose an HTTP status; the engine
-// calls it again, so a transport need not.
-func (s *Server) CheckPerRequest(method string, params []byte) *jsonrpc.Error {
-	_, err := s.parsePerRequest(method, params)
+// CheckPerRequest validates a 2026-07-28 request before it runs, as the
+// engine does again when it runs it.
+func (v httpView) CheckPerRequest(method string, params []byte) *jsonrpc.Error {
+	_, err := v.s.parsePerRequest(method, params)
 	return err
+}
+
+// ParamHeaders returns the x-mcp-header annotations of a tool's input
+// schema, reachable from the root through properties only; nil when the
+// tool is unknown or has none.
+func (v httpView) ParamHeaders(tool string) []httpmeta.ParamHeader {
+	st, ok := v.s.tools.get(tool)
+	if !ok {
+		return nil
+	}
+	return st.paramHeaders
 }
 
 // metaCache remembers the 2026-07-28 requests parsed from the _meta texts
@@ -345,25 +361,6 @@ func (s *Server) encodePerRequest(req *Request, res any, err error) []byte {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
-// ParamHeader is an x-mcp-header annotation of a tool's input schema: the
-// argument at Path travels also as the HTTP header Mcp-Param-{Name}.
-type ParamHeader struct {
-	Name string
-	Path []string
-	Type string // string, integer or boolean
-}
-
-// ParamHeaders returns the x-mcp-header annotations of a tool's input
-// schema, reachable from the root through properties only; nil when the
-// tool is unknown or has none.
-func (s *Server) ParamHeaders(tool string) []ParamHeader {
-	st, ok := s.tools.get(tool)
-	if !ok {
-		return nil
-	}
-	return st.paramHeaders
-}
 
 // withoutMember returns the object obj without its member name.
 func withoutMember(obj []byte, name string) []byte {

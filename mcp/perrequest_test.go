@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/mcpgate/mcpgate/internal/httpmeta"
 )
 
 // perRequestParams returns params claiming the 2026-07-28 revision, with extra
@@ -175,5 +177,13 @@ func TestAddToolRefusesBadParamHeader(t *testing.T) {
 		func(context.Context, *CallToolRequest) (*CallToolResult, error) { return nil, nil })
 	if err == nil || !strings.Contains(err.Error(), "x-mcp-header") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// The HTTP transport finds a claim by the key package httpmeta knows: it
+// must be the one mcp documents.
+func TestMetaProtocolVersionIsTheKeyTheTransportReads(t *testing.T) {
+	if MetaProtocolVersion != httpmeta.MetaProtocolVersion {
+		t.Errorf("mcp.MetaProtocolVersion %q, httpmeta.MetaProtocolVersion %q", MetaProtocolVersion, httpmeta.MetaProtocolVersion)
 	}
 }

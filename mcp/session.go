@@ -95,6 +95,7 @@ func (s *Server) NewSession(out MessageWriter, opts *SessionOptions) *ServerSess
 		ss.rev, ss.params, ss.caps = rev, opts.Initialized, s.capabilities(rev)
 		ss.state.Store(int32(stateOperating))
 	}
+	s.offerView(out)
 	s.addSession(ss)
 	return ss
 }
@@ -256,7 +257,7 @@ func (ss *ServerSession) receiveInline(ctx context.Context, data []byte, w Messa
 func (ss *ServerSession) admitRequest(ctx context.Context, msg *jsonrpc.Message, w MessageWriter) *Request {
 	var req *Request
 	var rerr *jsonrpc.Error
-	if PerRequestClaim(msg.Params) {
+	if perRequestClaim(msg.Params) {
 		req, rerr = ss.admitPerRequest(ctx, msg, w, nil)
 	} else {
 		req, rerr = ss.admit(msg, w, nil)

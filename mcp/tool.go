@@ -195,7 +195,7 @@ type serverTool struct {
 	encodings     [rev20260728 + 1]jsontext.Value
 	// paramHeaders are the input schema's x-mcp-header annotations,
 	// checked once here rather than on every call.
-	paramHeaders []ParamHeader
+	paramHeaders []paramHeader
 }
 
 // AddTool registers a tool with a handler that receives the raw

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpgate/mcpgate/internal/httpmeta"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -54,7 +55,7 @@ func (c *clientConn) post(ctx context.Context, msg []byte, o outgoing) (int, err
 		req.Header[k] = v
 	}
 	if o.perRequest != nil {
-		for k, v := range mcp.TransportHeaders(ctx) {
+		for k, v := range httpmeta.CallHeaders(ctx) {
 			req.Header.Set(k, v)
 		}
 	}
@@ -251,7 +252,7 @@ func classify(msg []byte) (outgoing, error) {
 		case jsonrpc.KindRequest:
 			o.ids = append(o.ids, m.ID)
 			o.initialize = o.initialize || m.Method == "initialize"
-			if len(elems) == 1 && mcp.PerRequestClaim(m.Params) {
+			if len(elems) == 1 && httpmeta.PerRequestClaim(m.Params) {
 				o.perRequest = perRequestHeaders(m)
 			}
 		case jsonrpc.KindNotification:

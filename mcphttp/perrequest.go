@@ -3,7 +3,6 @@ package mcphttp
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpgate/mcpgate/internal/httpmeta"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -32,22 +32,22 @@ func (h *Handler) servePerRequest(w http.ResponseWriter, r *http.Request, b *bod
 		writeRPCError(w, http.StatusBadRequest, b.id, e)
 		return
 	}
+	// A session of its own, for this request only: it holds no state
+	// between requests. Its start gives us the server's view.
+	s := h.oneRequestSession(r, "per-request", &mcp.SessionOptions{})
+	defer s.close()
 	if msg.Method == "tools/call" {
-		if e := checkParamHeaders(r, h.server, msg.Params); e != nil {
+		if e := checkParamHeaders(r, s.view, msg.Params); e != nil {
 			writeRPCError(w, http.StatusBadRequest, b.id, e)
 			return
 		}
 	}
-	if e := h.server.CheckPerRequest(msg.Method, msg.Params); e != nil {
+	if e := s.view.CheckPerRequest(msg.Method, msg.Params); e != nil {
 		writeRPCError(w, perRequestStatus(e.Code), b.id, e)
 		return
 	}
 	h.inflight.Add(1)
 	defer h.inflight.Done()
-	// A session of its own, for this request only: it holds no state
-	// between requests.
-	s := h.oneRequestSession(r, "per-request", &mcp.SessionOptions{})
-	defer s.close()
 	// A subscription ends with the server.
 	defer context.AfterFunc(h.closingCtx, s.ss.Drain)()
 	h.dispatch(w, r, s, b)
@@ -103,7 +103,7 @@ func checkPerRequestHeaders(r *http.Request, msg *jsonrpc.Message) *jsonrpc.Erro
 	if len(vals) == 0 {
 		return mismatch("the Mcp-Name header is required for %s and must equal params.%s (%q)", msg.Method, member, want)
 	}
-	got, ok := decodeHeaderValue(vals[0])
+	got, ok := httpmeta.DecodeValue(vals[0])
 	if len(vals) > 1 || !ok || got != want {
 		return mismatch("Mcp-Name %q differs from params.%s %q", vals[0], member, want)
 	}
@@ -244,10 +244,10 @@ var (
 // checkParamHeaders compares the Mcp-Param-* headers of a tools/call with
 // the arguments they repeat: each annotated argument present in the body
 // needs its header, with the same value.
-func checkParamHeaders(r *http.Request, server *mcp.Server, params []byte) *jsonrpc.Error {
+func checkParamHeaders(r *http.Request, view httpmeta.Server, params []byte) *jsonrpc.Error {
 	// Most tools have no annotations: only their name is read then.
 	name, _ := stringMember(params, "name")
-	hs := server.ParamHeaders(name)
+	hs := view.ParamHeaders(name)
 	if len(hs) == 0 {
 		return nil
 	}
@@ -275,31 +275,12 @@ func checkParamHeaders(r *http.Request, server *mcp.Server, params []byte) *json
 		if len(vals) == 0 {
 			return jsonrpc.Errorf(mcp.CodeHeaderMismatch, "Header mismatch: the argument %s is in the body, so the %s header is required", strings.Join(ph.Path, "."), header)
 		}
-		got, ok := decodeHeaderValue(vals[0])
+		got, ok := httpmeta.DecodeValue(vals[0])
 		if len(vals) > 1 || !ok || !sameParam(got, v) {
 			return jsonrpc.Errorf(mcp.CodeHeaderMismatch, "Header mismatch: %s %q does not match the argument %s (or is not a valid header value)", header, vals[0], strings.Join(ph.Path, "."))
 		}
 	}
 	return nil
-}
-
-// decodeHeaderValue undoes the =?base64?…?= encoding of values that are
-// not plain ASCII, strictly: bad padding or characters are refused, and a
-// value without both markers is literal, which must be visible ASCII.
-func decodeHeaderValue(v string) (string, bool) {
-	if strings.HasPrefix(v, "=?base64?") && strings.HasSuffix(v, "?=") && len(v) >= len("=?base64??=") {
-		b, err := base64.StdEncoding.Strict().DecodeString(v[len("=?base64?") : len(v)-2])
-		if err != nil || !utf8.Valid(b) {
-			return "", false
-		}
-		return string(b), true
-	}
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; c < 0x20 || c > 0x7e {
-			return "", false
-		}
-	}
-	return v, true
 }
 
 // sameParam compares a header's text with a JSON argument: strings as
@@ -326,7 +307,7 @@ func perRequestHeaders(m *jsonrpc.Message) http.Header {
 	h.Set(headerMethod, m.Method)
 	if member := nameMember(m.Method); member != "" {
 		if v, ok := stringMember(m.Params, member); ok {
-			h.Set(headerName, mcp.EncodeHeaderValue(v))
+			h.Set(headerName, httpmeta.EncodeValue(v))
 		}
 	}
 	return h

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/httpmeta"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -39,7 +40,7 @@ func (h *Handler) servePOST(w http.ResponseWriter, r *http.Request) {
 	}
 	// The era is the body's: a request whose _meta claims a revision is
 	// per-request, and its header is checked against the claim.
-	if b.request && !b.batch && mcp.PerRequestClaim(b.msg.Params) {
+	if b.request && !b.batch && httpmeta.PerRequestClaim(b.msg.Params) {
 		if h.authorize(w, r, b) {
 			h.servePerRequest(w, r, b)
 		}
@@ -55,7 +56,7 @@ func (h *Handler) servePOST(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if !b.request && !b.batch && r.Header.Get(headerSessionID) == "" && (mcp.PerRequestClaim(b.msg.Params) || slices.Contains(mcp.PerRequestVersions, r.Header.Get(headerProtocolVersion))) {
+	if !b.request && !b.batch && r.Header.Get(headerSessionID) == "" && (httpmeta.PerRequestClaim(b.msg.Params) || slices.Contains(mcp.PerRequestVersions, r.Header.Get(headerProtocolVersion))) {
 		// A 2026-07-28 client's notification (a cancellation, say): with
 		// no session there is nothing it could refer to, and closing the
 		// response stream already cancelled the request it names.

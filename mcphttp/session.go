@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/httpmeta"
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
@@ -23,6 +24,7 @@ type session struct {
 	legacy     bool
 	perRequest bool // one 2026-07-28 request: no event ids, no resumption
 	ss         *mcp.ServerSession
+	view       httpmeta.Server // the server's answers before a request runs
 
 	standalone *stream
 	out        mcp.MessageWriter // where unsolicited messages go

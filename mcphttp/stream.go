@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/httpmeta"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -62,6 +63,10 @@ func (s *stream) WriteMessage(msg []byte) error { return s.emit(msg, false) }
 
 // WriteReply sends the reply that ends a POST's stream.
 func (s *stream) WriteReply(msg []byte) error { return s.emit(msg, true) }
+
+// TakeServer keeps the view of the server that NewSession hands to the
+// session's first writer (see internal/httpmeta).
+func (s *stream) TakeServer(v httpmeta.Server) { s.sess.view = v }
 
 func (s *stream) emit(msg []byte, final bool) error {
 	s.mu.Lock()
