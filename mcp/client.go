@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -263,16 +262,6 @@ func (cs *ClientSession) Wait() error {
 // ErrConnectionClosed is the cause of a session whose connection ended
 // without Close: the server exited or the network failed.
 var ErrConnectionClosed = errors.New("mcp: the connection to the server was closed")
-
-func requireRevision(cs *ClientSession, what string, ok func(revision) bool) error {
-	cs.mu.Lock()
-	rev := cs.rev
-	cs.mu.Unlock()
-	if !ok(rev) {
-		return fmt.Errorf("%w: %s (the server speaks protocol %s)", ErrNotSupported, what, rev)
-	}
-	return nil
-}
 
 // ErrNotSupported is returned, wrapped, by a call the server cannot
 // answer: it did not declare the capability, or its protocol revision
