@@ -39,6 +39,7 @@ type Transport interface {
 // one end of a pipe to an in-process server.
 type ConnTransport struct{ Conn Conn }
 
+// Connect returns t.Conn.
 func (t ConnTransport) Connect(context.Context) (Conn, error) { return t.Conn, nil }
 
 // ContextWriter is implemented by a Conn whose writes can be cancelled,
