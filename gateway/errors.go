@@ -54,7 +54,7 @@ func (u *upstream) unavailable() *jsonrpc.Error {
 // upstreamError turns what a call to an upstream returned into the error
 // the downstream client sees: the upstream's own JSON-RPC errors pass
 // through unchanged; failures of the hop get the gateway's codes.
-func upstreamError(server string, ctx context.Context, err error) error {
+func upstreamError(ctx context.Context, server string, err error) error {
 	var ce *mcp.CallError
 	var tooLarge *mcp.MessageTooLargeError
 	switch {

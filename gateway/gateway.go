@@ -467,7 +467,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 			return res, err
 		}
 	}
-	res, err := viaUpstream(g, ctx, rt, req.Request, req.Params.Arguments, run)
+	res, err := viaUpstream(ctx, g, routedCall{rt, req.Request, req.Params.Arguments}, run)
 	if err != nil {
 		return nil, err
 	}
@@ -529,7 +529,7 @@ func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mc
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %v", err)
 	}
-	res, err := viaUpstream(g, ctx, rt, req.Request, args, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
+	res, err := viaUpstream(ctx, g, routedCall{rt, req.Request, args}, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
 		return cs.GetPrompt(ctx, rt.orig, req.Params.Arguments)
 	})
 	if err != nil {
@@ -549,7 +549,7 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 	if rt == nil {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
-	res, err := viaUpstream(g, ctx, rt, req.Request, nil, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
+	res, err := viaUpstream(ctx, g, routedCall{rt, req.Request, nil}, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
 		return cs.ReadResource(ctx, rt.orig)
 	})
 	if err != nil {
@@ -567,16 +567,26 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 	return res, nil
 }
 
-// viaUpstream runs a tools/call, prompts/get or resources/read upstream:
-// through a relay for a 2026-07-28 client, so that what the upstream
-// asks in the middle reaches the client as input_required (the route's
-// target and args, encoded, are what a retry must repeat); in the
-// request itself for a session-era one, whose client is asked directly.
-// Progress goes back either way.
-func viaUpstream[T any](g *Gateway, ctx context.Context, rt *route, r *mcp.Request, args []byte, run func(context.Context, *mcp.ClientSession) (*T, error)) (*T, error) {
-	if r.ProtocolVersion() == mcp.Version20260728 {
-		return relayPerRequest(g, ctx, rt, r, args, run)
+// routedCall is a downstream tools/call, prompts/get or resources/read
+// and the route that takes it upstream.
+type routedCall struct {
+	rt  *route
+	req *mcp.Request
+	// args are the call's arguments, encoded: with the route's target,
+	// what a 2026-07-28 client's retry must repeat (nil when the target
+	// says it all, as a resource's URI does).
+	args []byte
+}
+
+// viaUpstream runs c upstream: through a relay for a 2026-07-28 client,
+// so that what the upstream asks in the middle reaches the client as
+// input_required; in the request itself for a session-era one, whose
+// client is asked directly. Progress goes back either way.
+func viaUpstream[T any](ctx context.Context, g *Gateway, c routedCall, run func(context.Context, *mcp.ClientSession) (*T, error)) (*T, error) {
+	if c.req.ProtocolVersion() == mcp.Version20260728 {
+		return relayPerRequest(ctx, g, c, run)
 	}
+	rt, r := c.rt, c.req
 	var res *T
 	err := rt.do(ctx, r, func(ctx context.Context, cs *mcp.ClientSession) error {
 		ctx = mcp.WithProgress(ctx, func(p *mcp.ProgressNotificationParams) {

@@ -111,39 +111,39 @@ func argsDigest(args []byte) [32]byte { return sha256.Sum256(args) }
 
 // relayPerRequest serves a request of a 2026-07-28 client that its upstream
 // may answer by asking for input: a first request starts the upstream
-// call (run), a retry with a relay state resumes one. The route's target
-// and args are what a retry must repeat.
-func relayPerRequest[T any](g *Gateway, ctx context.Context, rt *route, r *mcp.Request, args []byte, run func(context.Context, *mcp.ClientSession) (*T, error)) (*T, error) {
+// call (run), a retry with a relay state resumes one.
+func relayPerRequest[T any](ctx context.Context, g *Gateway, rc routedCall, run func(context.Context, *mcp.ClientSession) (*T, error)) (*T, error) {
 	var c *relayCall
-	if id, round, ok := parseRelayState(r.State()); ok {
+	if id, round, ok := parseRelayState(rc.req.State()); ok {
 		var err error
-		if c, err = g.relays.resume(ctx, r, rt.name, args, id, round); err != nil {
+		if c, err = g.relays.resume(ctx, rc, id, round); err != nil {
 			return nil, err
 		}
 	} else {
-		c = g.relays.start(ctx, rt, r, args, func(ctx context.Context, cs *mcp.ClientSession) (any, error) {
+		c = g.relays.start(ctx, rc, func(ctx context.Context, cs *mcp.ClientSession) (any, error) {
 			return run(ctx, cs)
 		})
 	}
-	v, err := c.await(ctx, r)
+	v, err := c.await(ctx, rc.req)
 	if err != nil {
 		return nil, err
 	}
 	res, ok := v.(*T)
 	if !ok || res == nil {
-		return nil, jsonrpc.Errorf(CodeUpstreamFailed, "mcpgate: upstream %q returned no result", rt.server)
+		return nil, jsonrpc.Errorf(CodeUpstreamFailed, "mcpgate: upstream %q returned no result", rc.rt.server)
 	}
 	return res, nil
 }
 
 // start runs the upstream call under a context of its own, which the
 // downstream request's end does not cancel: the call may outlive it.
-func (rs *relays) start(ctx context.Context, rt *route, r *mcp.Request, args []byte, run func(context.Context, *mcp.ClientSession) (any, error)) *relayCall {
+func (rs *relays) start(ctx context.Context, rc routedCall, run func(context.Context, *mcp.ClientSession) (any, error)) *relayCall {
+	rt, r := rc.rt, rc.req
 	var id [18]byte
 	rand.Read(id[:])
 	c := &relayCall{
 		rs: rs, id: base64.RawURLEncoding.EncodeToString(id[:]), caller: callerOf(ctx),
-		method: r.Method, target: rt.name, args: argsDigest(args), server: rt.server, first: r,
+		method: r.Method, target: rt.name, args: argsDigest(rc.args), server: rt.server, first: r,
 		events: make(chan relayEvent), gone: make(chan struct{}), clock: &callClock{}, cur: r,
 	}
 	upCtx, cancel := context.WithCancelCause(context.WithValue(context.WithoutCancel(ctx), clockKey{}, c.clock))
@@ -227,15 +227,17 @@ func (c *relayCall) park(r *mcp.Request, a *relayAsk) error {
 	return r.RequireInput(map[string]*mcp.InputRequest{relayKey(round): a.in}, relayState(c.id, round))
 }
 
-// resume hands the answer r carries to the parked call it names.
-func (rs *relays) resume(ctx context.Context, r *mcp.Request, target string, args []byte, id string, round int) (*relayCall, error) {
+// resume hands the answer rc's request carries to the parked call id,
+// in its round.
+func (rs *relays) resume(ctx context.Context, rc routedCall, id string, round int) (*relayCall, error) {
+	r := rc.req
 	rs.mu.Lock()
 	c := rs.byID[id]
 	rs.mu.Unlock()
 	if c == nil {
 		return nil, errWindowPassed(rs.window)
 	}
-	if c.caller != callerOf(ctx) || c.method != r.Method || c.target != target || c.args != argsDigest(args) {
+	if c.caller != callerOf(ctx) || c.method != r.Method || c.target != rc.rt.name || c.args != argsDigest(rc.args) {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: requestState belongs to another request; send it only with the request it came from, or send this one again without it")
 	}
 	c.mu.Lock()

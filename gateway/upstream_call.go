@@ -42,14 +42,14 @@ func (u *upstream) do(ctx context.Context, req *mcp.Request, resend bool, f func
 	select {
 	case u.slots <- struct{}{}:
 	case <-ctx.Done():
-		return upstreamError(u.cfg.Name, ctx, errors.New("no free slot"))
+		return upstreamError(ctx, u.cfg.Name, errors.New("no free slot"))
 	}
 	defer func() { <-u.slots }()
 	cs, err := u.session(ctx)
 	if err != nil {
 		return err
 	}
-	ac := u.track(req, ctx)
+	ac := u.track(ctx, req)
 	defer u.untrack(ac)
 	t0 := time.Now()
 	fctx := context.WithValue(ctx, downstreamKey{}, ac)
@@ -96,11 +96,11 @@ func (u *upstream) callError(ctx context.Context, cs *mcp.ClientSession, resend 
 	if wait, ok := u.noteRateLimit(err); ok {
 		return errUpstreamRateLimited(u.cfg.Name, wait)
 	}
-	return upstreamError(u.cfg.Name, ctx, err)
+	return upstreamError(ctx, u.cfg.Name, err)
 }
 
 // track records a downstream request in flight to this upstream.
-func (u *upstream) track(req *mcp.Request, ctx context.Context) *activeCall {
+func (u *upstream) track(ctx context.Context, req *mcp.Request) *activeCall {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.lastUsed = time.Now()
