@@ -17,10 +17,18 @@ func IsBatch(data []byte) bool {
 }
 
 // SplitBatch returns the elements of a batch as slices of data. It fails
-// on invalid JSON (-32700) and on an empty array (-32600). Elements are not
-// validated as messages: decode each with DecodeMessage, which answers a
-// non-object element with its own -32600.
-func SplitBatch(data []byte) ([][]byte, *Error) {
+// on invalid JSON (-32700) and on an empty array (-32600), with an *[Error]
+// to answer with. Elements are not validated as messages: decode each with
+// [DecodeMessage], which answers a non-object element with its own -32600.
+func SplitBatch(data []byte) ([][]byte, error) {
+	elems, e := splitBatch(data)
+	if e != nil {
+		return nil, e
+	}
+	return elems, nil
+}
+
+func splitBatch(data []byte) ([][]byte, *Error) {
 	if !jsontext.Value(data).IsValid(jsontext.AllowInvalidUTF8(true)) || !isValidUTF8(data) {
 		var m Message
 		if de := m.decode(data); de != nil {

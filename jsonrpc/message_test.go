@@ -163,17 +163,22 @@ func TestAppendError(t *testing.T) {
 }
 
 func TestSplitBatch(t *testing.T) {
-	elems, err := SplitBatch([]byte(` [ {"a":1}, 2 ,"x"] `))
+	// Stored as callers store it: a typed nil *Error in an error would
+	// read as a failure here.
+	var elems [][]byte
+	var err error
+	elems, err = SplitBatch([]byte(` [ {"a":1}, 2 ,"x"] `))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(elems) != 3 || string(elems[0]) != `{"a":1}` || string(elems[1]) != `2` || string(elems[2]) != `"x"` {
 		t.Errorf("elems = %q", elems)
 	}
-	if _, err := SplitBatch([]byte(`[]`)); err == nil || err.Code != CodeInvalidRequest {
+	var e *Error
+	if _, err := SplitBatch([]byte(`[]`)); !errors.As(err, &e) || e.Code != CodeInvalidRequest {
 		t.Errorf("empty batch: %v", err)
 	}
-	if _, err := SplitBatch([]byte(`[{"a":1},`)); err == nil || err.Code != CodeParseError {
+	if _, err := SplitBatch([]byte(`[{"a":1},`)); !errors.As(err, &e) || e.Code != CodeParseError {
 		t.Errorf("truncated batch: %v", err)
 	}
 	if !IsBatch([]byte(" \n[")) || IsBatch([]byte(`{"a":[]}`)) {

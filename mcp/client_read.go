@@ -41,9 +41,9 @@ func (cs *ClientSession) readLoop() {
 			return
 		}
 		if jsonrpc.IsBatch(data) {
-			elems, berr := jsonrpc.SplitBatch(data)
-			if berr != nil {
-				cs.logger.Warn("mcp: dropped a malformed batch from the server", "error", berr.Message)
+			elems, err := jsonrpc.SplitBatch(data)
+			if err != nil {
+				cs.logger.Warn("mcp: dropped a malformed batch from the server", "error", jsonrpc.AsError(err).Message)
 				continue
 			}
 			for _, e := range elems {

@@ -478,7 +478,9 @@ func toRPCError(err error) *jsonrpc.Error {
 // processBatch handles a JSON array body: accepted only where the session
 // negotiated 2025-03-26, and then answered with one array.
 func (ss *ServerSession) processBatch(ctx context.Context, data []byte, w MessageWriter, wait bool) {
-	elems, berr := jsonrpc.SplitBatch(data)
+	elems, err := jsonrpc.SplitBatch(data)
+	var berr *jsonrpc.Error
+	errors.As(err, &berr)
 	if berr != nil && berr.Code == jsonrpc.CodeParseError {
 		ss.writeError(w, jsonrpc.ID{}, berr)
 		return

@@ -238,9 +238,9 @@ func classify(msg []byte) (outgoing, error) {
 	var o outgoing
 	elems := [][]byte{msg}
 	if jsonrpc.IsBatch(msg) {
-		var berr *jsonrpc.Error
-		if elems, berr = jsonrpc.SplitBatch(msg); berr != nil {
-			return o, fmt.Errorf("mcphttp: not a JSON-RPC batch: %s", berr.Message)
+		var err error
+		if elems, err = jsonrpc.SplitBatch(msg); err != nil {
+			return o, fmt.Errorf("mcphttp: not a JSON-RPC batch: %s", jsonrpc.AsError(err).Message)
 		}
 	}
 	for _, e := range elems {

@@ -148,8 +148,9 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) (*body, bool)
 	}
 	b := &body{raw: raw}
 	if jsonrpc.IsBatch(raw) {
-		elems, berr := jsonrpc.SplitBatch(raw)
-		if berr != nil {
+		elems, err := jsonrpc.SplitBatch(raw)
+		if err != nil {
+			berr := jsonrpc.AsError(err)
 			h.httpError(w, http.StatusBadRequest, nil, berr.Code, "%s", berr.Message)
 			return nil, false
 		}
