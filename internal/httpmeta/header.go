@@ -23,7 +23,7 @@ func EncodeValue(v string) string {
 	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(v)) + "?="
 }
 
-// DecodeValue undoes EncodeValue, strictly: bad padding or characters
+// DecodeValue undoes [EncodeValue], strictly: bad padding or characters
 // are refused, and a value without both markers is literal, which must
 // be visible ASCII.
 func DecodeValue(v string) (string, bool) {
@@ -58,8 +58,8 @@ func WithCallHeaders(ctx context.Context, h map[string]string) context.Context {
 	return context.WithValue(ctx, callHeadersKey{}, h)
 }
 
-// CallHeaders returns the headers set by WithCallHeaders; transports that
-// have no headers ignore them.
+// CallHeaders returns the headers set by [WithCallHeaders]; transports
+// that have no headers ignore them.
 func CallHeaders(ctx context.Context) map[string]string {
 	h, _ := ctx.Value(callHeadersKey{}).(map[string]string)
 	return h

@@ -16,7 +16,7 @@ type Server interface {
 	ParamHeaders(tool string) []ParamHeader
 }
 
-// A ServerTaker is a MessageWriter that wants its server's Server: an
+// A ServerTaker is a MessageWriter that wants its server's [Server]: an
 // mcp.Server's NewSession hands it over to the writer it is given, before
 // the session reads any message. The interface is internal, so no writer
 // outside this module can ask for it.
