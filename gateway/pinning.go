@@ -250,7 +250,7 @@ func (g *Gateway) pinEvents(u *upstream, policy string, first bool, events []pin
 			}
 			detail := clip(strings.Join(rules, "\n"))
 			u.logger.Warn("gateway: the scanner flags a tool's definition as suspicious", "tool", e.pub, "policy", policy, "outcome", outcome, "findings", detail, "approve", approve)
-			g.auditPin("pins/suspicious", e.pub, server, outcome, detail, now)
+			g.auditPin(AuditRecord{Method: "pins/suspicious", Tool: e.pub, Upstream: server, Outcome: outcome, Detail: detail, Time: now})
 		}
 		switch {
 		case e.dec.Event == "":
@@ -261,12 +261,12 @@ func (g *Gateway) pinEvents(u *upstream, policy string, first bool, events []pin
 			}
 		case e.dec.Event == "new":
 			u.logger.Warn("gateway: the upstream offers a new tool", "tool", e.pub, "policy", policy, "outcome", outcome, "approve", approve)
-			g.auditPin("pins/new", e.pub, server, outcome, clip(pins.Diff(pins.Definition{}, e.src.def)), now)
+			g.auditPin(AuditRecord{Method: "pins/new", Tool: e.pub, Upstream: server, Outcome: outcome, Detail: clip(pins.Diff(pins.Definition{}, e.src.def)), Time: now})
 		case e.dec.Event == "changed":
 			old, _ := pins.Parse(e.pin.Definition)
 			diff := clip(pins.Diff(old, e.src.def))
 			u.logger.Warn("gateway: the upstream changed a tool's definition", "tool", e.pub, "policy", policy, "outcome", outcome, "diff", diff, "approve", approve)
-			g.auditPin("pins/changed", e.pub, server, outcome, diff, now)
+			g.auditPin(AuditRecord{Method: "pins/changed", Tool: e.pub, Upstream: server, Outcome: outcome, Detail: diff, Time: now})
 		}
 	}
 	if len(firstNames) == 0 {
@@ -277,7 +277,7 @@ func (g *Gateway) pinEvents(u *upstream, policy string, first bool, events []pin
 		return
 	}
 	u.logger.Warn("gateway: withholding the tools of a server seen for the first time until an operator approves them", "tools", withheld, "policy", policy, "approve", "mcpgate pins approve "+server)
-	g.auditPin("pins/new", "", server, "withheld", fmt.Sprintf("first listing: %d tools withheld until approved (mcpgate pins approve %s): %s", withheld, server, strings.Join(firstNames, ", ")), now)
+	g.auditPin(AuditRecord{Method: "pins/new", Upstream: server, Outcome: "withheld", Detail: fmt.Sprintf("first listing: %d tools withheld until approved (mcpgate pins approve %s): %s", withheld, server, strings.Join(firstNames, ", ")), Time: now})
 }
 
 func pinOutcome(d pins.Decision) string {
@@ -303,12 +303,14 @@ func clip(s string) string {
 	return s[:cut] + "… (mcpgate pins diff shows all of it)"
 }
 
-// auditPin writes one pin event to the audit log (when there is one).
-func (g *Gateway) auditPin(method, tool, server, outcome, detail string, at time.Time) {
+// auditPin writes one pin event (its Time, Method, Tool, Upstream,
+// Outcome and Detail) to the audit log, when there is one.
+func (g *Gateway) auditPin(rec AuditRecord) {
 	if g.audit == nil {
 		return
 	}
-	g.audit.Record(AuditRecord{Time: at, Method: method, Tool: tool, Upstream: server, Outcome: outcome, Detail: redact.String(detail)})
+	rec.Detail = redact.String(rec.Detail)
+	g.audit.Record(rec)
 }
 
 // watchPins republishes every upstream when another process changes
@@ -357,7 +359,7 @@ func (g *Gateway) ApprovePins(ctx context.Context, server, tool, hash, by string
 	now := time.Now()
 	for _, a := range as {
 		if a.Skipped == "" {
-			g.auditPin("pins/approved", a.Pin.Tool, server, "approved", "approved by "+by+": "+a.Pin.Hash, now)
+			g.auditPin(AuditRecord{Method: "pins/approved", Tool: a.Pin.Tool, Upstream: server, Outcome: "approved", Detail: "approved by " + by + ": " + a.Pin.Hash, Time: now})
 		}
 	}
 	g.republishServer(server)
@@ -371,7 +373,7 @@ func (g *Gateway) ResetPins(ctx context.Context, server, tool, by string) (int, 
 	if err != nil {
 		return 0, err
 	}
-	g.auditPin("pins/reset", tool, server, "reset", fmt.Sprintf("reset by %s: %d pins", by, n), time.Now())
+	g.auditPin(AuditRecord{Method: "pins/reset", Tool: tool, Upstream: server, Outcome: "reset", Detail: fmt.Sprintf("reset by %s: %d pins", by, n), Time: time.Now()})
 	g.republishServer(server)
 	return n, nil
 }

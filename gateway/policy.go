@@ -280,14 +280,25 @@ func (g *Gateway) policy(next mcp.MethodHandler) mcp.MethodHandler {
 				release()
 			}
 		}
-		g.record(ctx, req, rule, targets, t0, res, err)
+		g.record(ctx, handled{req, rule, targets, t0, res, err})
 		return res, err
 	}
 }
 
+// handled is a request the gateway has answered, as record reads it.
+type handled struct {
+	req     *mcp.Request
+	rule    methodRule
+	targets []target  // what it named, the first deciding its upstream
+	start   time.Time // when it came in
+	res     any
+	err     error
+}
+
 // record writes one request's log line, metrics and (for requests that
 // reach upstreams) audit record.
-func (g *Gateway) record(ctx context.Context, req *mcp.Request, rule methodRule, targets []target, t0 time.Time, res any, err error) {
+func (g *Gateway) record(ctx context.Context, h handled) {
+	req, rule, targets, t0, res, err := h.req, h.rule, h.targets, h.start, h.res, h.err
 	took := time.Since(t0)
 	principal := displayPrincipal(ctx)
 	tenant, _ := TenantFrom(ctx)
