@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/mcpgate/mcpgate/internal/workpool"
+	"github.com/mcpgate/mcpgate/internal/sched"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -51,8 +51,8 @@ type ServerSession struct {
 	ctx    context.Context // ends when the session closes
 	cancel context.CancelFunc
 
-	state atomic.Int32
-	slots chan struct{} // one per running request
+	state    atomic.Int32
+	requests *sched.Group // the requests in flight, and their bound
 
 	mu       sync.Mutex
 	rev      revision
@@ -63,7 +63,6 @@ type ServerSession struct {
 	inflight map[jsonrpc.ID]*Request
 	pending  map[jsonrpc.ID]chan *jsonrpc.Message
 	nextID   int64
-	running  sync.WaitGroup
 }
 
 // NewSession starts a session whose unsolicited messages (list_changed,
@@ -74,7 +73,7 @@ func (s *Server) NewSession(out MessageWriter, opts *SessionOptions) *ServerSess
 		draining: make(chan struct{}),
 		server:   s,
 		out:      out,
-		slots:    make(chan struct{}, s.opts.MaxConcurrentRequests),
+		requests: sched.NewGroup(s.opts.MaxConcurrentRequests),
 		subs:     map[string]struct{}{},
 		inflight: map[jsonrpc.ID]*Request{},
 		pending:  map[jsonrpc.ID]chan *jsonrpc.Message{},
@@ -162,7 +161,7 @@ func (ss *ServerSession) Close() error {
 func (ss *ServerSession) Drain() { ss.drainOnce.Do(func() { close(ss.draining) }) }
 
 // Wait blocks until every request the session admitted has finished.
-func (ss *ServerSession) Wait() { ss.running.Wait() }
+func (ss *ServerSession) Wait() { ss.requests.Wait() }
 
 // Handle processes one message body from the client: a message, or a
 // batch where the session negotiated 2025-03-26. Replies, and the messages
@@ -174,9 +173,10 @@ func (ss *ServerSession) Handle(ctx context.Context, data []byte, w MessageWrite
 	ss.process(ctx, data, w, true)
 }
 
-// receive is Handle for stream transports: requests run in their own
-// goroutines and receive returns once each has been admitted, so a slow
-// tool never holds up the next message.
+// receive is Handle for stream transports: it returns once each request
+// has been admitted, and runs the requests by the policy of package sched
+// (initialize and ping at once, every other one on a goroutine of its
+// own), so that a slow tool never holds up the next message.
 func (ss *ServerSession) receive(ctx context.Context, data []byte, w MessageWriter) {
 	ss.process(ctx, data, w, false)
 }
@@ -217,39 +217,14 @@ func (ss *ServerSession) processMessage(ctx context.Context, msg *jsonrpc.Messag
 			// Replies written before this request starts wait for it:
 			// a burst of pipelined requests is answered in one write.
 			h.hold()
-			workpool.Go(func() {
+			go func() {
 				h.release()
 				ss.run(ctx, req)
-			})
+			}()
 		} else {
-			workpool.Go(func() { ss.run(ctx, req) })
+			go ss.run(ctx, req)
 		}
 	}
-}
-
-// receiveInline is receive for a reader that runs the request itself
-// (streamread.go): it returns an admitted request instead of starting it,
-// and handles everything else as receive does.
-func (ss *ServerSession) receiveInline(ctx context.Context, data []byte, w MessageWriter) *Request {
-	if jsonrpc.IsBatch(data) {
-		ss.processBatch(ctx, data, w, false)
-		return nil
-	}
-	msg, err := jsonrpc.DecodeMessage(data)
-	if err != nil {
-		ss.rejected(w, err)
-		return nil
-	}
-	if msg.Kind() != jsonrpc.KindRequest {
-		ss.processMessage(ctx, msg, w, false)
-		return nil
-	}
-	req := ss.admitRequest(ctx, msg, w)
-	if req != nil && req.inline {
-		ss.run(ctx, req)
-		return nil
-	}
-	return req
 }
 
 // admitRequest admits a request, or answers it with the reason it was
@@ -323,10 +298,9 @@ func (ss *ServerSession) admit(msg *jsonrpc.Message, w MessageWriter, respond fu
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: the session is not initialized; send initialize first (got %q)", truncateString(msg.Method, 64))
 	}
 	req := &Request{Method: msg.Method, ID: msg.ID, RawParams: msg.Params, Session: ss, w: w, respond: respond}
-	// initialize and ping are answered on the reading goroutine: they are
-	// quick, initialize must change the state before the next message is
-	// read, and neither can be cancelled.
-	req.inline = msg.Method == "initialize" || msg.Method == "ping"
+	// initialize and ping are answered on the reading goroutine (see
+	// package sched); neither can be cancelled.
+	req.inline = sched.OnReader(true, msg.Method)
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	req.rev = ss.rev
@@ -367,33 +341,23 @@ func (ss *ServerSession) register(req *Request) *jsonrpc.Error {
 	if _, dup := ss.inflight[req.ID]; dup {
 		return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: id %s is already in use by a request in progress; use a new id for each request", truncateString(req.ID.String(), 64))
 	}
+	if !ss.requests.Admit(!req.inline) {
+		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: this session already runs %d requests, the most it allows; wait for some to finish and retry", ss.requests.Limit())
+	}
 	if !req.inline {
-		select {
-		case ss.slots <- struct{}{}:
-		default:
-			return jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: this session already runs %d requests, the most it allows; wait for some to finish and retry", cap(ss.slots))
-		}
 		ss.inflight[req.ID] = req
 	}
-	ss.running.Add(1)
 	return nil
 }
 
 // run calls the handler chain for an admitted request and answers it.
 func (ss *ServerSession) run(ctx context.Context, req *Request) {
-	defer ss.running.Done()
-	var cancel context.CancelCauseFunc
+	defer ss.requests.Done(!req.inline)
 	if !req.inline {
-		parent := ctx
-		if sc, ok := ctx.(sessionCancels); ok {
-			parent = sc.requests
-		}
-		ctx, cancel = context.WithCancelCause(parent)
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
 		req.startCancel(cancel)
-		defer func() {
-			cancel(nil)
-			<-ss.slots
-		}()
+		defer cancel(nil)
 	}
 	req.ctx = requestContext{ctx, req}
 	ctx = &req.ctx
@@ -533,10 +497,10 @@ func (ss *ServerSession) processBatch(ctx context.Context, data []byte, w Messag
 				continue
 			}
 			wg.Add(1)
-			workpool.Go(func() {
+			go func() {
 				defer wg.Done()
 				ss.run(ctx, req)
-			})
+			}()
 		}
 	}
 	finish := func() {
@@ -560,9 +524,9 @@ func (ss *ServerSession) processBatch(ctx context.Context, data []byte, w Messag
 		finish()
 		return
 	}
-	ss.running.Add(1) // the array must be written before the session drains
+	ss.requests.Admit(false) // the array must be written before the session drains
 	go func() {
-		defer ss.running.Done()
+		defer ss.requests.Done(false)
 		finish()
 	}()
 }
