@@ -92,7 +92,7 @@ func (s *Server) ServeConn(ctx context.Context, conn Conn, opts *ServeOptions) e
 	ss := s.NewSession(conn, nil)
 	// Handlers outlive a cancelled ctx by up to ShutdownTimeout: the
 	// reader gives them ctx's values only, and ss.Close cancels them.
-	r := newStreamReader(ss, conn, ctx)
+	r := newStreamReader(ctx, ss, conn)
 	go r.loop()
 
 	var err error

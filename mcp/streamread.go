@@ -29,7 +29,7 @@ type streamReader struct {
 // whoever cancels ctx must close the session too (ServeConn does). A
 // context that cannot be cancelled has no Done channel, so a request's
 // own context registers nowhere and costs no shared lock to make and end.
-func newStreamReader(ss *ServerSession, conn Conn, ctx context.Context) *streamReader {
+func newStreamReader(ctx context.Context, ss *ServerSession, conn Conn) *streamReader {
 	return &streamReader{ss: ss, conn: conn, ctx: context.WithoutCancel(ctx), readErr: make(chan error, 1)}
 }
 
