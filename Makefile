@@ -17,7 +17,6 @@ FUZZ_TARGETS := \
 	./mcp:FuzzFlatSchema \
 	./mcp:FuzzToolResultFastEncoding \
 	./mcp:FuzzCallToolParamsFast \
-	./mcp:FuzzFlatArgs \
 	./mcp:FuzzFindMember \
 	./mcp:FuzzCallToolResultFast \
 	./mcp:FuzzCompleteResult \

@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -185,35 +184,6 @@ func BenchmarkDecodeCallToolParams(b *testing.B) {
 	})
 }
 
-// A typed tool's arguments into its input struct: the one-pass flat
-// decoder and json.Unmarshal.
-func BenchmarkDecodeTypedArgs(b *testing.B) {
-	type in struct {
-		Text  string `json:"text"`
-		Limit int    `json:"limit,omitempty"`
-	}
-	raw := []byte(`{"text":"` + echoText + `","limit":20}`)
-	fa := newFlatArgs(reflect.TypeFor[in]())
-	b.Run("flat", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var v in
-			if !fa.decode(raw, unsafe.Pointer(&v)) || v.Limit != 20 {
-				b.Fatal("declined")
-			}
-		}
-	})
-	b.Run("reflect", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var v in
-			if err := json.Unmarshal(raw, &v, jsontext.AllowInvalidUTF8(true)); err != nil || v.Limit != 20 {
-				b.Fatal(err)
-			}
-		}
-	})
-}
-
 // A tools/call result as a client (a gateway's upstream client) decodes
 // it: one text block and the server's _meta.
 func BenchmarkDecodeCallToolResult(b *testing.B) {
@@ -236,4 +206,175 @@ func BenchmarkDecodeCallToolResult(b *testing.B) {
 			}
 		}
 	})
+}
+
+// docsIn is the input of a realistic typed tool, modelled on the list
+// tools of published servers (linear_getTeamDocuments in the evaluation
+// set): an id, a limit, a flag, an enum and a filter.
+type docsIn struct {
+	TeamID          string `json:"teamId" jsonschema:"description=ID of the team whose documents should be returned"`
+	Limit           int    `json:"limit,omitempty" jsonschema:"description=Maximum number of documents to return (default: 25)"`
+	IncludeArchived bool   `json:"includeArchived,omitempty" jsonschema:"description=Include archived documents in the results"`
+	OrderBy         string `json:"orderBy,omitempty" jsonschema:"enum=createdAt,enum=updatedAt,description=Sort documents by created or updated date"`
+	Title           string `json:"title,omitempty" jsonschema:"description=Case-insensitive title search filter"`
+}
+
+type benchDoc struct {
+	ID        string `json:"id"`
+	Title     string `json:"title"`
+	URL       string `json:"url"`
+	UpdatedAt string `json:"updatedAt"`
+	Words     int    `json:"words"`
+}
+
+type docsOut struct {
+	Documents  []benchDoc `json:"documents"`
+	NextCursor string     `json:"nextCursor,omitempty"`
+}
+
+// findDocs is the work of a realistic handler without its I/O: a page of
+// documents that match.
+func findDocs(in docsIn) docsOut {
+	n := min(max(in.Limit, 1), 5)
+	out := docsOut{Documents: make([]benchDoc, 0, n), NextCursor: "c2Vjb25kIHBhZ2U"}
+	for i := range n {
+		id := fmt.Sprintf("DOC-%d", 1041+i)
+		out.Documents = append(out.Documents, benchDoc{
+			ID: id, Title: fmt.Sprintf("Q%d %s: planning notes", i+1, in.Title),
+			URL:       "https://linear.app/acme/document/" + strings.ToLower(id),
+			UpdatedAt: "2026-03-1" + fmt.Sprint(i) + "T09:30:00Z", Words: 1200 + 37*i,
+		})
+	}
+	return out
+}
+
+// docsServer has the two shapes a realistic tool result takes: text a
+// handler wrote (markdown, one block) and structured output the engine
+// encodes as structuredContent and as text.
+func docsServer() *Server {
+	s := NewServer(&Implementation{Name: "docs", Version: "1"}, nil)
+	AddTool(s, &Tool{Name: "list_documents_text", Description: "List a team's documents"},
+		func(ctx context.Context, req *CallToolRequest, in docsIn) (*CallToolResult, any, error) {
+			var sb strings.Builder
+			fmt.Fprintf(&sb, "Found %d documents for team %s (ordered by %s):\n\n", min(in.Limit, 5), in.TeamID, in.OrderBy)
+			for _, d := range findDocs(in).Documents {
+				fmt.Fprintf(&sb, "- **%s** (%s), %d words, updated %s\n  %s\n", d.Title, d.ID, d.Words, d.UpdatedAt, d.URL)
+			}
+			return TextResult(sb.String()), nil, nil
+		})
+	AddTool(s, &Tool{Name: "list_documents", Description: "List a team's documents"},
+		func(ctx context.Context, req *CallToolRequest, in docsIn) (*CallToolResult, docsOut, error) {
+			return nil, findDocs(in), nil
+		})
+	return s
+}
+
+const docsArgs = `{"teamId":"TEAM-8f3a2c","limit":5,"includeArchived":false,"orderBy":"updatedAt","title":"roadmap"}`
+
+// A tools/call of a realistic typed tool, decode to encode: five
+// arguments validated and decoded, a handler that builds a page of
+// results, the reply encoded (text, or structured output and its text).
+func BenchmarkHandleToolsCallDocs(b *testing.B) {
+	s := docsServer()
+	for _, c := range []struct{ name, tool string }{{"text", "list_documents_text"}, {"structured", "list_documents"}} {
+		b.Run(c.name, func(b *testing.B) {
+			benchHandle(b, s, `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"`+c.tool+`","arguments":`+docsArgs+`,"_meta":{"progressToken":42}}}`)
+		})
+	}
+}
+
+// The results of BenchmarkHandleToolsCallDocs's tools to the bytes of a
+// reply, as the engine encodes them.
+func BenchmarkEncodeDocsResult(b *testing.B) {
+	out := findDocs(docsIn{TeamID: "TEAM-8f3a2c", Limit: 5, OrderBy: "updatedAt", Title: "roadmap"})
+	sc, err := json.Marshal(out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sb strings.Builder
+	for _, d := range out.Documents {
+		fmt.Fprintf(&sb, "- **%s** (%s), %d words, updated %s\n  %s\n", d.Title, d.ID, d.Words, d.UpdatedAt, d.URL)
+	}
+	for _, c := range []struct {
+		name string
+		res  *CallToolResult
+	}{
+		{"text", TextResult(sb.String())},
+		{"structured", &CallToolResult{Content: []Content{&TextContent{Text: string(sc)}}, StructuredContent: jsontext.Value(sc)}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if reply := encodeResponse(jsonrpc.IntID(42), c.res, nil, nil); len(reply) == 0 {
+					b.Fatal("no reply")
+				}
+			}
+		})
+	}
+}
+
+// A realistic typed tool as the engine wraps its handler: defaults
+// filled in, the arguments decoded into the input struct, the handler
+// run and its output encoded.
+func BenchmarkTypedToolDocs(b *testing.B) {
+	s := docsServer()
+	st, ok := s.tools.get("list_documents")
+	if !ok {
+		b.Fatal("no tool")
+	}
+	req := &CallToolRequest{Params: &CallToolParams{Name: "list_documents", Arguments: jsontext.Value(docsArgs)}}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := st.handler(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The realistic tool's arguments against its inferred schema, as the
+// engine validates them.
+func BenchmarkValidateDocsArgs(b *testing.B) {
+	raw, err := inferSchema(reflect.TypeFor[docsIn]())
+	if err != nil {
+		b.Fatal(err)
+	}
+	sch, err := compileSchema(raw, true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := []byte(docsArgs)
+	b.ReportAllocs()
+	for b.Loop() {
+		if p := sch.validate(args); p != "" {
+			b.Fatal(p)
+		}
+	}
+}
+
+// The replies of BenchmarkHandleToolsCallDocs's tools decoded as a
+// client (a gateway's upstream client) decodes them.
+func BenchmarkDecodeDocsResult(b *testing.B) {
+	s := docsServer()
+	ss := benchSession(b, s)
+	for _, c := range []struct{ name, tool string }{{"text", "list_documents_text"}, {"structured", "list_documents"}} {
+		var reply []byte
+		ss.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"`+c.tool+`","arguments":`+docsArgs+`}}`),
+			MessageWriterFunc(func(msg []byte) error { reply = append([]byte(nil), msg...); return nil }))
+		var m struct {
+			Result jsontext.Value `json:"result"`
+		}
+		if err := json.Unmarshal(reply, &m); err != nil || len(m.Result) == 0 {
+			b.Fatalf("reply %s: %v", reply, err)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var r CallToolResult
+				if err := r.UnmarshalJSON(m.Result); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"unsafe"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -60,18 +59,14 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 		tt.OutputSchema, inferredOut = m, true
 	}
 	var st *serverTool
-	flat := newFlatArgs(reflect.TypeFor[In]())
 	raw := func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
 		args := st.input.withDefaults(req.Params.Arguments)
 		if len(args) == 0 {
 			args = jsontext.Value("{}")
 		}
 		var in In
-		if flat == nil || !flat.decode(args, unsafe.Pointer(&in)) {
-			in = *new(In)
-			if err := json.Unmarshal(args, &in, jsontext.AllowInvalidUTF8(true)); err != nil {
-				return ErrorResult("Invalid arguments for tool %q: %s", req.Params.Name, describeUnmarshalError(err)), nil
-			}
+		if err := json.Unmarshal(args, &in, jsontext.AllowInvalidUTF8(true)); err != nil {
+			return ErrorResult("Invalid arguments for tool %q: %s", req.Params.Name, describeUnmarshalError(err)), nil
 		}
 		res, out, err := h(ctx, req, in)
 		if err != nil {
