@@ -9,7 +9,6 @@ FUZZTIME ?= 10s
 FUZZ_TARGETS := \
 	./jsonrpc:FuzzDecodeMessage \
 	./jsonrpc:FuzzLineReader \
-	./jsonrpc:FuzzDecodeFast \
 	./internal/jsonscan:FuzzValid \
 	./internal/redact:FuzzString \
 	./internal/redact:FuzzArgs \

@@ -9,7 +9,10 @@ var (
 	benchInitialize   = []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true},"sampling":{},"elicitation":{"form":{},"url":{}}},"clientInfo":{"name":"claude-ai","title":"Claude","version":"0.1.0"}}}`)
 	benchNotification = []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user stopped"}}`)
 	benchResponse     = []byte(`{"jsonrpc":"2.0","id":3,"result":{"role":"assistant","content":{"type":"text","text":"hello"},"model":"m"}}`)
-	benchResult       = []byte(`{"content":[{"type":"text","text":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}]}`)
+	// A realistic tools/call: a typed tool's five arguments and the
+	// progress token clients send.
+	benchDocsCall = []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"list_documents","arguments":{"teamId":"TEAM-8f3a2c","limit":5,"includeArchived":false,"orderBy":"updatedAt","title":"roadmap"},"_meta":{"progressToken":42}}}`)
+	benchResult   = []byte(`{"content":[{"type":"text","text":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}]}`)
 )
 
 func benchDecode(b *testing.B, msg []byte) {
@@ -23,6 +26,7 @@ func benchDecode(b *testing.B, msg []byte) {
 }
 
 func BenchmarkDecodeToolsCall(b *testing.B)    { benchDecode(b, benchCall) }
+func BenchmarkDecodeDocsCall(b *testing.B)     { benchDecode(b, benchDocsCall) }
 func BenchmarkDecodeInitialize(b *testing.B)   { benchDecode(b, benchInitialize) }
 func BenchmarkDecodeNotification(b *testing.B) { benchDecode(b, benchNotification) }
 func BenchmarkDecodeResponse(b *testing.B)     { benchDecode(b, benchResponse) }

@@ -119,37 +119,3 @@ func FuzzLineReader(f *testing.F) {
 		t.Fatal("reader did not reach the end")
 	})
 }
-
-// FuzzDecodeFast holds the one-pass decoder to the full one: whatever it
-// accepts, decode accepts with the same content.
-func FuzzDecodeFast(f *testing.F) {
-	for _, s := range []string{
-		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
-		` {"id":"a\"b","jsonrpc":"2.0","method":"x/y","params":{"a":[1,{"b":"\u00e9"}]},"extra":[]} `,
-		`{"jsonrpc":"2.0","method":"notifications/initialized","params":null}`,
-		`{"jsonrpc":"2.0","id":7,"result":{"tools":[]}}`,
-		`{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"m"}}`,
-		`{"jsonrpc":"2.0","id":1,"method":"m","method":"n"}`,
-		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,
-		`{"jsonrpc":"2.0","id":1,"method":"p\u0069ng"}`,
-		`{"jsonrpc":"2.0","id":1,"method":""}`,
-		`{"jsonrpc":"2.0","id":1,"method":"ping","params":[]}`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var fast Message
-		if !fast.decodeFast(data) {
-			return
-		}
-		var full Message
-		if de := full.decode(data); de != nil {
-			t.Fatalf("the fast path accepts %q, which decode rejects: %s", data, de.Err.Message)
-		}
-		if fast.ID != full.ID || fast.Method != full.Method || !bytes.Equal(fast.Params, full.Params) ||
-			!bytes.Equal(fast.Result, full.Result) || (fast.Params == nil) != (full.Params == nil) ||
-			(fast.Result == nil) != (full.Result == nil) || fast.Error != nil || full.Error != nil {
-			t.Fatalf("%q: fast %+v, full %+v", data, fast, full)
-		}
-	})
-}

@@ -98,10 +98,6 @@ func DecodeMessage(data []byte) (*Message, error) {
 
 // decode fills the zero message m from data.
 func (m *Message) decode(data []byte) *DecodeError {
-	if m.decodeFast(data) {
-		return nil
-	}
-	*m = Message{}
 	if !utf8.Valid(data) {
 		return &DecodeError{Err: &Error{Code: CodeParseError, Message: "Parse error: the message is not valid UTF-8; send JSON text encoded as UTF-8"}, Reply: true}
 	}

@@ -250,22 +250,3 @@ func TestTooLargeSuffix(t *testing.T) {
 		t.Errorf("next line: %q, %v", line, err)
 	}
 }
-
-// TestDecodeFastCoversCommonMessages checks that the one-pass decoder
-// takes the messages of every ordinary exchange, so the speed it exists
-// for is not lost to a quiet fallback.
-func TestDecodeFastCoversCommonMessages(t *testing.T) {
-	for _, s := range []string{
-		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
-		`{"jsonrpc":"2.0","id":"req-1","method":"tools/call","params":{"name":"echo","arguments":{"text":"héllo\n"}}}`,
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-		`{"jsonrpc":"2.0","method":"vendor/custom","params":null}`,
-		`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"x"}]}}`,
-		"{\"jsonrpc\": \"2.0\",\n \"id\": 9, \"method\": \"initialize\", \"params\": {\"protocolVersion\": \"2025-11-25\"}}\r\n",
-	} {
-		var m Message
-		if !m.decodeFast([]byte(s)) {
-			t.Errorf("the fast path declines %s", s)
-		}
-	}
-}
