@@ -15,10 +15,6 @@ FUZZ_TARGETS := \
 	./mcp:FuzzSessionHandle \
 	./mcp:FuzzFlatSchema \
 	./mcp:FuzzToolResultFastEncoding \
-	./mcp:FuzzCallToolParamsFast \
-	./mcp:FuzzFindMember \
-	./mcp:FuzzCallToolResultFast \
-	./mcp:FuzzCompleteResult \
 	./taskstore:FuzzDecodeCursor \
 	./mcphttp:FuzzPOST \
 	./mcphttp:FuzzSSEReader \

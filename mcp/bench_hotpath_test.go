@@ -159,53 +159,17 @@ func BenchmarkHandleToolsList1000(b *testing.B) {
 	benchHandle(b, manyToolsServer(b, 1000), `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 }
 
-// tools/call params to CallToolParams: the one-pass path the engine takes
-// for the usual shape, and the reflective decoder it falls back to.
-func BenchmarkDecodeCallToolParams(b *testing.B) {
-	s := echoServer(nil)
-	raw := []byte(`{"name":"echo","arguments":{"text":"` + echoText + `"}}`)
-	b.Run("fast", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var p CallToolParams
-			if !s.decodeCallFast(raw, &p) || p.Name != "echo" {
-				b.Fatal("declined")
-			}
-		}
-	})
-	b.Run("reflect", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var p CallToolParams
-			if err := unmarshalParams(raw, &p); err != nil || p.Name != "echo" {
-				b.Fatal(err)
-			}
-		}
-	})
-}
-
 // A tools/call result as a client (a gateway's upstream client) decodes
 // it: one text block and the server's _meta.
 func BenchmarkDecodeCallToolResult(b *testing.B) {
 	raw := []byte(`{"content":[{"type":"text","text":"` + echoText + `"}],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"echo","version":"1"}}}`)
-	b.Run("fast", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var r CallToolResult
-			if !r.decodeFast(raw) {
-				b.Fatal("declined")
-			}
+	b.ReportAllocs()
+	for b.Loop() {
+		var r CallToolResult
+		if err := r.UnmarshalJSON(raw); err != nil {
+			b.Fatal(err)
 		}
-	})
-	b.Run("full", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var r CallToolResult
-			if err := r.decodeFull(raw); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	}
 }
 
 // docsIn is the input of a realistic typed tool, modelled on the list

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/mcpgate/mcpgate/internal/jsonscan"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -158,11 +157,6 @@ func (cs *ClientSession) perRequestResult(ctx context.Context, method string, p 
 		ResultType    string                   `json:"resultType"`
 		InputRequests map[string]*InputRequest `json:"inputRequests"`
 		RequestState  *string                  `json:"requestState"`
-	}
-	if completeResult(raw) {
-		// The common answer, seen in one pass: the result itself is all
-		// there is to decode.
-		return nil, decodeResult(method, raw, result)
 	}
 	if err := unmarshalValue(raw, &head); err != nil {
 		return nil, fmt.Errorf("mcp: the server's %s result is malformed: %w", method, err)
@@ -377,20 +371,4 @@ func withMeta(p, members []byte) (out []byte, ok bool) {
 		out = append(out, ',')
 	}
 	return append(out, rest...), true
-}
-
-// completeResult reports whether raw is certainly a well-formed result
-// whose resultType is absent or "complete", with no inputRequests or
-// requestState: what decoding the head would conclude.
-func completeResult(raw []byte) bool {
-	end, ok := jsonscan.Members(raw, 0, func(k, v []byte) bool {
-		switch string(k) {
-		case "resultType":
-			return string(v) == `"complete"`
-		case "inputRequests", "requestState":
-			return false
-		}
-		return true
-	})
-	return ok && jsonscan.SkipSpace(raw, end) == len(raw)
 }

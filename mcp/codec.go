@@ -170,28 +170,9 @@ func kindName(k jsontext.Kind) string {
 }
 
 // findMember returns the raw value of the top-level member name of a JSON
-// object, or nil.
+// object, or nil. It tolerates repeated names (the first counts) and
+// invalid UTF-8, and does not check the text after the member.
 func findMember(obj []byte, name string) []byte {
-	// One pass with internal/jsonscan finds it in the common case; what
-	// it cannot read up to the member (an escaped or repeated name) goes
-	// to the lenient decoder below.
-	var found []byte
-	_, ok := jsonscan.Members(obj, 0, func(k, v []byte) bool {
-		if string(k) == name {
-			found = v[:len(v):len(v)]
-			return false
-		}
-		return true
-	})
-	if found != nil || ok {
-		return found
-	}
-	return findMemberLenient(obj, name)
-}
-
-// findMemberLenient is findMember on the full decoder, which tolerates
-// repeated names (the first counts) and invalid UTF-8.
-func findMemberLenient(obj []byte, name string) []byte {
 	sd := getScanDecoder(obj, findOptions...)
 	defer sd.release()
 	d := &sd.dec

@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/mcpgate/mcpgate/internal/jsonscan"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -78,13 +77,6 @@ type CallToolResult struct {
 
 // UnmarshalJSON decodes a result, including its content blocks.
 func (r *CallToolResult) UnmarshalJSON(b []byte) error {
-	if r.decodeFast(b) {
-		return nil
-	}
-	return r.decodeFull(b)
-}
-
-func (r *CallToolResult) decodeFull(b []byte) error {
 	var w struct {
 		Content           []jsontext.Value `json:"content"`
 		StructuredContent any              `json:"structuredContent"`
@@ -100,69 +92,6 @@ func (r *CallToolResult) decodeFull(b []byte) error {
 	}
 	*r = CallToolResult{Content: content, StructuredContent: w.StructuredContent, IsError: w.IsError, Meta: w.Meta}
 	return nil
-}
-
-// decodeFast fills r from a result of text blocks (each only a type and
-// a text without escapes), an optional isError and _meta, in one pass
-// (a gateway decodes every upstream result); false sends b to the full
-// decoder, which rules on anything else.
-func (r *CallToolResult) decodeFast(b []byte) bool {
-	var res CallToolResult
-	end, ok := jsonscan.Members(b, 0, func(k, v []byte) bool {
-		switch string(k) {
-		case "content":
-			_, ok := jsonscan.Elements(v, 0, func(e []byte) bool {
-				t, ok := decodeTextFast(e)
-				res.Content = append(res.Content, t)
-				return ok
-			})
-			return ok
-		case "isError":
-			switch v[0] {
-			case 't':
-				res.IsError = true
-			case 'f':
-			default:
-				return false
-			}
-		case "structuredContent":
-			return false
-		case "_meta":
-			return unmarshalValue(v, &res.Meta) == nil
-		}
-		return true
-	})
-	if !ok || jsonscan.SkipSpace(b, end) != len(b) {
-		return false
-	}
-	if res.Content == nil {
-		res.Content = []Content{} // as the full decoder leaves it
-	}
-	*r = res
-	return true
-}
-
-// decodeTextFast reads a content block that is only a type "text" and a
-// text without escapes.
-func decodeTextFast(b []byte) (*TextContent, bool) {
-	var text []byte
-	typed := false
-	_, ok := jsonscan.Members(b, 0, func(k, v []byte) bool {
-		switch string(k) {
-		case "type":
-			typed = string(v) == `"text"`
-			return typed
-		case "text":
-			var plain bool
-			text, plain = jsonscan.Unquoted(v)
-			return plain
-		}
-		return false // annotations, _meta or anything else: the long way
-	})
-	if !ok || !typed {
-		return nil, false
-	}
-	return &TextContent{Text: string(text)}, true
 }
 
 // ListToolsResult is the result of tools/list.
@@ -411,11 +340,8 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 	}{req: CallToolRequest{Request: req}}
 	call.req.Params = &call.p
 	p := &call.p
-	if !s.decodeCallFast(req.RawParams, p) {
-		*p = CallToolParams{}
-		if err := unmarshalParams(req.RawParams, p); err != nil {
-			return nil, err
-		}
+	if err := unmarshalParams(req.RawParams, p); err != nil {
+		return nil, err
 	}
 	if p.Name == "" {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: name is required; call tools/list to see the available tools")
@@ -444,40 +370,6 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 	}
 	res, err := st.handler(ctx, &call.req)
 	return s.finishToolCall(ctx, req, st, p, res, err)
-}
-
-// decodeCallFast fills p from params of the usual shape (a name without
-// escapes, arguments, _meta, no task) in one pass, which
-// also finds the tool; false sends them to unmarshalParams. The arguments
-// alias the message, as RawParams does.
-func (s *Server) decodeCallFast(raw []byte, p *CallToolParams) bool {
-	var name []byte
-	end, ok := jsonscan.Members(raw, 0, func(k, v []byte) bool {
-		switch string(k) {
-		case "name":
-			var plain bool
-			name, plain = jsonscan.Unquoted(v)
-			return plain
-		case "arguments":
-			p.Arguments = jsontext.Value(v[:len(v):len(v)])
-		case "_meta":
-			// Decoded alone, as unmarshalParams would.
-			return unmarshalValue(v, &p.Meta) == nil
-		case "task":
-			return false
-		}
-		return true // unknown members are ignored, as unmarshalParams does
-	})
-	if !ok || jsonscan.SkipSpace(raw, end) != len(raw) {
-		return false
-	}
-	// A registered tool lends its name, sparing a copy of the message's.
-	if st, found := s.tools.getBytes(name); found {
-		p.Name = st.tool.Name
-	} else {
-		p.Name = string(name)
-	}
-	return true
 }
 
 // finishToolCall turns what a tool handler returned into the call's
