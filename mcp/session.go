@@ -170,20 +170,8 @@ func (ss *ServerSession) Wait() { ss.requests.Wait() }
 // body has been answered or cancelled; responses and notifications return
 // at once. It suits transports where each body has its own reply stream.
 func (ss *ServerSession) Handle(ctx context.Context, data []byte, w MessageWriter) {
-	ss.process(ctx, data, w, true)
-}
-
-// receive is Handle for stream transports: it returns once each request
-// has been admitted, and runs the requests by the policy of package sched
-// (initialize and ping at once, every other one on a goroutine of its
-// own), so that a slow tool never holds up the next message.
-func (ss *ServerSession) receive(ctx context.Context, data []byte, w MessageWriter) {
-	ss.process(ctx, data, w, false)
-}
-
-func (ss *ServerSession) process(ctx context.Context, data []byte, w MessageWriter, wait bool) {
 	if jsonrpc.IsBatch(data) {
-		ss.processBatch(ctx, data, w, wait)
+		ss.processBatch(ctx, data, w, true)
 		return
 	}
 	msg, err := jsonrpc.DecodeMessage(data)
@@ -191,38 +179,52 @@ func (ss *ServerSession) process(ctx context.Context, data []byte, w MessageWrit
 		ss.rejected(w, err)
 		return
 	}
-	ss.processMessage(ctx, msg, w, wait)
+	ss.processMessage(ctx, msg, w)
+}
+
+// receive is Handle for a stream's reader: it handles what package sched
+// runs on the reader (responses, notifications, initialize, ping), starts
+// a batch, and returns any other request, admitted, for the caller to run
+// once another goroutine reads on (see streamReader.loop).
+func (ss *ServerSession) receive(ctx context.Context, data []byte, w MessageWriter) *Request {
+	if jsonrpc.IsBatch(data) {
+		ss.processBatch(ctx, data, w, false)
+		return nil
+	}
+	msg, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
+		ss.rejected(w, err)
+		return nil
+	}
+	if msg.Kind() != jsonrpc.KindRequest {
+		ss.processMessage(ctx, msg, w)
+		return nil
+	}
+	req := ss.admitRequest(ctx, msg, w)
+	if req != nil && req.inline {
+		ss.run(ctx, req)
+		return nil
+	}
+	return req
 }
 
 // HandleMessage is Handle for a message the transport has already decoded
 // (to route it, say), sparing a second decoding.
 func (ss *ServerSession) HandleMessage(ctx context.Context, msg *jsonrpc.Message, w MessageWriter) {
-	ss.processMessage(ctx, msg, w, true)
+	ss.processMessage(ctx, msg, w)
 }
 
-func (ss *ServerSession) processMessage(ctx context.Context, msg *jsonrpc.Message, w MessageWriter, wait bool) {
+// processMessage handles one message, and runs a request on the calling
+// goroutine.
+func (ss *ServerSession) processMessage(ctx context.Context, msg *jsonrpc.Message, w MessageWriter) {
 	switch msg.Kind() {
 	case jsonrpc.KindResponse:
 		ss.handleResponse(msg)
 	case jsonrpc.KindNotification:
 		ss.handleNotification(ctx, msg, w)
 	case jsonrpc.KindRequest:
-		req := ss.admitRequest(ctx, msg, w)
-		if req == nil {
-			return
-		}
-		if wait || req.inline {
+		if req := ss.admitRequest(ctx, msg, w); req != nil {
 			ss.run(ctx, req)
-		} else if h, ok := w.(holder); ok {
-			// Replies written before this request starts wait for it:
-			// a burst of pipelined requests is answered in one write.
-			h.hold()
-			go func() {
-				h.release()
-				ss.run(ctx, req)
-			}()
-		} else {
-			go ss.run(ctx, req)
 		}
 	}
 }
