@@ -9,12 +9,12 @@ FUZZTIME ?= 10s
 FUZZ_TARGETS := \
 	./jsonrpc:FuzzDecodeMessage \
 	./jsonrpc:FuzzLineReader \
-	./internal/jsonscan:FuzzValid \
+	./internal/wire:FuzzValid \
+	./internal/wire:FuzzFlatSchema \
+	./internal/wire:FuzzAppendTextResult \
 	./internal/redact:FuzzString \
 	./internal/redact:FuzzArgs \
 	./mcp:FuzzSessionHandle \
-	./mcp:FuzzFlatSchema \
-	./mcp:FuzzToolResultFastEncoding \
 	./taskstore:FuzzDecodeCursor \
 	./mcphttp:FuzzPOST \
 	./mcphttp:FuzzSSEReader \

@@ -9,16 +9,15 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/mcpgate/mcpgate/internal/jsonscan"
+	"github.com/mcpgate/mcpgate/internal/wire"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 func marshal(v any) ([]byte, error) { return json.Marshal(v) }
 
-// encodeResult encodes a handler's result. The usual tool result, text
-// blocks and perhaps structured content, is written without reflection:
-// profiles showed encoding it through the reflective encoder as a third
-// of the engine's own CPU per tools/call.
+// encodeResult encodes a handler's result: a tool's result of text
+// blocks through the fast encoder (see appendToolResult), anything else
+// with marshal.
 func encodeResult(res any) ([]byte, error) {
 	if r, ok := res.(*CallToolResult); ok && r != nil {
 		if b, ok := appendToolResult(make([]byte, 0, 64+textLen(r)), r); ok {
@@ -38,48 +37,31 @@ func textLen(r *CallToolResult) int {
 	return n
 }
 
-// appendToolResult appends r as marshal would encode it, when r holds only
-// text blocks without annotations or _meta; ok is false otherwise.
+// appendToolResult appends r as marshal encodes it, with
+// wire.AppendTextResult (whose doc says what it saves), when r holds only
+// text blocks without annotations or _meta; ok is false otherwise, and
+// the caller then uses marshal.
 func appendToolResult(b []byte, r *CallToolResult) ([]byte, bool) {
 	if r.Meta != nil {
 		return b, false
 	}
-	b = append(b, `{"content":[`...)
-	for i, c := range r.Content {
+	var few [4]string // most results have one block
+	texts := few[:0]
+	for _, c := range r.Content {
 		t, ok := c.(*TextContent)
 		if !ok || t == nil || t.Annotations != nil || t.Meta != nil {
 			return b, false
 		}
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"type":"text","text":`...)
-		if jsonscan.Plain(t.Text) {
-			// Nothing to escape: most text is written as it is.
-			b = append(b, '"')
-			b = append(b, t.Text...)
-			b = append(b, '"')
-		} else {
-			var err error
-			if b, err = jsontext.AppendQuote(b, t.Text); err != nil {
-				return b, false // invalid UTF-8: marshal reports it
-			}
-		}
-		b = append(b, '}')
+		texts = append(texts, t.Text)
 	}
-	b = append(b, ']')
+	var structured []byte
 	if r.StructuredContent != nil {
-		sc, err := marshal(r.StructuredContent)
-		if err != nil {
+		var err error
+		if structured, err = marshal(r.StructuredContent); err != nil {
 			return b, false
 		}
-		b = append(b, `,"structuredContent":`...)
-		b = append(b, sc...)
 	}
-	if r.IsError {
-		b = append(b, `,"isError":true`...)
-	}
-	return append(b, '}'), true
+	return wire.AppendTextResult(b, texts, structured, r.IsError)
 }
 
 // encoded is a result the engine assembled from parts it had already

@@ -46,20 +46,3 @@ func TestToolResultFastEncoding(t *testing.T) {
 		})
 	}
 }
-
-func FuzzToolResultFastEncoding(f *testing.F) {
-	for _, s := range []string{"", "hello", "\"\\<>&\u2028\x00\x1f", "a\xffb", "\U0001F600"} {
-		f.Add(s, s, false)
-	}
-	f.Fuzz(func(t *testing.T, a, b string, isError bool) {
-		r := &CallToolResult{Content: []Content{&TextContent{Text: a}, &TextContent{Text: b}}, IsError: isError}
-		want, werr := marshal(r)
-		got, ok := appendToolResult(nil, r)
-		if ok && (werr != nil || !bytes.Equal(got, want)) {
-			t.Fatalf("fast encoding\n%q\nmarshal (err %v)\n%q", got, werr, want)
-		}
-		if !ok && werr == nil {
-			t.Fatalf("fast path refused %q %q, which marshal encodes", a, b)
-		}
-	})
-}

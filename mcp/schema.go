@@ -14,6 +14,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/invopop/jsonschema"
+	"github.com/mcpgate/mcpgate/internal/wire"
 	sj "github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
@@ -33,7 +34,7 @@ type schema struct {
 	// trivial schemas accept every object ({"type":"object"} and the
 	// like), so validating against them is skipped.
 	trivial  bool
-	flat     *flatSchema               // a fast path for the common shape, or nil
+	flat     *wire.FlatSchema          // a fast path for the common shape, or nil
 	defaults map[string]jsontext.Value // top-level property defaults
 }
 
@@ -107,7 +108,7 @@ func parseSchema(v any, object bool) (s *schema, doc any, err error) {
 	}
 	s = &schema{raw: raw, trivial: isTrivialObjectSchema(m)}
 	if object {
-		s.flat = newFlatSchema(m)
+		s.flat = wire.NewFlatSchema(m)
 	}
 	if props, ok := m["properties"].(map[string]any); ok {
 		for name, p := range props {
@@ -210,7 +211,7 @@ func (s *schema) validate(raw jsontext.Value) string {
 	if len(raw) == 0 {
 		raw = jsontext.Value("{}")
 	}
-	if s.flat != nil && s.flat.valid(raw) {
+	if s.flat != nil && s.flat.Valid(raw) {
 		return ""
 	}
 	v, err := decodeInstance(raw)

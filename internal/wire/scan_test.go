@@ -1,4 +1,4 @@
-package jsonscan
+package wire
 
 import (
 	"strings"
@@ -7,15 +7,15 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// strict is the full decoder's verdict under the rules the scanner
+// strict is the real decoder's verdict under the rules the scanner
 // promises: valid UTF-8, no duplicate names.
 func strict(data []byte) bool { return jsontext.Value(data).IsValid() }
 
 func TestValid(t *testing.T) {
-	deep := strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1)
+	deep := strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1)
 	var many strings.Builder
 	many.WriteString("{")
-	for i := range MaxNames + 1 {
+	for i := range maxNames + 1 {
 		if i > 0 {
 			many.WriteString(",")
 		}
@@ -68,8 +68,8 @@ func TestValid(t *testing.T) {
 		{`   `, false},
 	}
 	for _, tt := range tests {
-		if got := Valid([]byte(tt.in)); got != tt.want {
-			t.Errorf("Valid(%.60q) = %v, want %v", tt.in, got, tt.want)
+		if got := valid([]byte(tt.in)); got != tt.want {
+			t.Errorf("valid(%.60q) = %v, want %v", tt.in, got, tt.want)
 		}
 		if tt.want && !strict([]byte(tt.in)) {
 			t.Errorf("the test is wrong: %.60q is not valid", tt.in)
@@ -78,45 +78,42 @@ func TestValid(t *testing.T) {
 }
 
 func TestMembers(t *testing.T) {
-	data := []byte(` { "name" : "echo", "arguments": {"text": "hi"}, "n": [1, {"x": null}] } tail`)
+	data := []byte(` { "name" : "echo", "arguments": {"text": "hi"}, "n": [1, {"x": null}] } `)
 	var got []string
-	end, ok := Members(data, 0, func(name, value []byte) bool {
+	ok := members(data, func(name, value []byte) bool {
 		got = append(got, string(name)+"="+string(value))
 		return true
 	})
 	want := []string{`name="echo"`, `arguments={"text": "hi"}`, `n=[1, {"x": null}]`}
 	if !ok || strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Fatalf("Members = %q, %v; want %q", got, ok, want)
+		t.Fatalf("members = %q, %v; want %q", got, ok, want)
 	}
-	if string(data[end:]) != " tail" {
-		t.Errorf("end = %d, rest %q", end, data[end:])
-	}
-	for _, bad := range []string{`{"a":1,"a":1}`, `{"a":1`, `[1]`, `{"a":}`, `{"\n":1}`} {
-		if _, ok := Members([]byte(bad), 0, func(_, _ []byte) bool { return true }); ok {
-			t.Errorf("Members(%q) accepted it", bad)
+	for _, bad := range []string{`{"a":1,"a":1}`, `{"a":1`, `[1]`, `{"a":}`, `{"\n":1}`, `{"a":1} x`, `{} {}`} {
+		if ok := members([]byte(bad), func(_, _ []byte) bool { return true }); ok {
+			t.Errorf("members(%q) accepted it", bad)
 		}
 	}
 	stopped := 0
-	if _, ok := Members([]byte(`{"a":1,"b":2}`), 0, func(_, _ []byte) bool { stopped++; return false }); ok || stopped != 1 {
+	if ok := members([]byte(`{"a":1,"b":2}`), func(_, _ []byte) bool { stopped++; return false }); ok || stopped != 1 {
 		t.Errorf("a callback returning false did not stop the walk (%d calls, ok %v)", stopped, ok)
 	}
 }
 
 func TestUnquoted(t *testing.T) {
 	for in, want := range map[string]string{`"abc"`: "abc", `""`: ""} {
-		if got, ok := Unquoted([]byte(in)); !ok || string(got) != want {
-			t.Errorf("Unquoted(%s) = %q, %v", in, got, ok)
+		if got, ok := unquoted([]byte(in)); !ok || string(got) != want {
+			t.Errorf("unquoted(%s) = %q, %v", in, got, ok)
 		}
 	}
 	for _, in := range []string{`"a\nb"`, `abc`, `"`, ``} {
-		if _, ok := Unquoted([]byte(in)); ok {
-			t.Errorf("Unquoted(%s) accepted it", in)
+		if _, ok := unquoted([]byte(in)); ok {
+			t.Errorf("unquoted(%s) accepted it", in)
 		}
 	}
 }
 
 // FuzzValid holds the scanner to its promise: whatever it accepts, the
-// full decoder accepts; and it defers valid text only for the reasons it
+// real decoder accepts; and it defers valid text only for the reasons it
 // names (escaped names, depth, names open at once).
 func FuzzValid(f *testing.F) {
 	for _, s := range []string{
@@ -127,9 +124,9 @@ func FuzzValid(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fast, full := Valid(data), strict(data)
+		fast, full := valid(data), strict(data)
 		if fast && !full {
-			t.Fatalf("the scanner accepts %q, which the full decoder rejects", data)
+			t.Fatalf("the scanner accepts %q, which the real decoder rejects", data)
 		}
 		if full && !fast && !deferrable(data) {
 			t.Fatalf("the scanner defers %q with no reason to", data)
@@ -138,7 +135,7 @@ func FuzzValid(f *testing.F) {
 }
 
 // deferrable reports whether valid text has something the scanner leaves
-// to the full decoder.
+// to the real decoder.
 func deferrable(data []byte) bool {
 	d := jsontext.NewDecoder(strings.NewReader(string(data)))
 	names := 0
@@ -149,7 +146,7 @@ func deferrable(data []byte) bool {
 		if err != nil {
 			return false
 		}
-		if d.StackDepth() > MaxDepth {
+		if d.StackDepth() > maxDepth {
 			return true
 		}
 		switch tok.Kind() {
@@ -165,7 +162,7 @@ func deferrable(data []byte) bool {
 		case '"':
 			if k, length := d.StackIndex(d.StackDepth()); k == '{' && length%2 == 1 {
 				open[len(open)-1]++
-				if names++; names > MaxNames {
+				if names++; names > maxNames {
 					return true
 				}
 				if strings.Contains(string(data[before:d.InputOffset()]), `\`) {
@@ -180,8 +177,8 @@ func deferrable(data []byte) bool {
 }
 
 // TestStringBytesAtEveryOffset puts each kind of byte a string scan must
-// notice at every offset of a long string, so that the eight-at-a-time
-// path and the byte loop after it are both held to the full decoder.
+// notice at every offset of a long string, and holds the scanner to the
+// real decoder on each.
 func TestStringBytesAtEveryOffset(t *testing.T) {
 	for _, special := range []string{`\"`, `\\`, `\n`, `\u00e9`, "\x01", "\x1f", "é", "😀", "\xff", "\xc3", `"`, "\x7f", " "} {
 		for at := range 24 {
@@ -190,44 +187,10 @@ func TestStringBytesAtEveryOffset(t *testing.T) {
 					continue
 				}
 				text := `"` + strings.Repeat("a", at) + special + strings.Repeat("b", n-at) + `"`
-				if got, want := Valid([]byte(text)), strict([]byte(text)); got != want {
-					t.Errorf("Valid(%q) = %v, the full decoder says %v", text, got, want)
+				if got, want := valid([]byte(text)), strict([]byte(text)); got != want {
+					t.Errorf("valid(%q) = %v, the real decoder says %v", text, got, want)
 				}
 			}
-		}
-	}
-}
-
-func TestPlain(t *testing.T) {
-	for s, want := range map[string]bool{
-		"": true, "hello world": true, strings.Repeat("0123456789 <>&'~", 9): true,
-		`a"b`: false, `a\b`: false, "a\nb": false, "é": false, "\x7f": true, strings.Repeat("x", 17) + "\t": false,
-	} {
-		if got := Plain(s); got != want {
-			t.Errorf("Plain(%q) = %v, want %v", s, got, want)
-		}
-		if want {
-			q, _ := jsontext.AppendQuote(nil, s)
-			if string(q) != `"`+s+`"` {
-				t.Errorf("%q is plain but the encoder writes %s", s, q)
-			}
-		}
-	}
-}
-
-func TestElements(t *testing.T) {
-	data := []byte(` [1, "a", {"b": [2]}, null] tail`)
-	var got []string
-	end, ok := Elements(data, 0, func(v []byte) bool { got = append(got, string(v)); return true })
-	if !ok || strings.Join(got, "|") != `1|"a"|{"b": [2]}|null` || string(data[end:]) != " tail" {
-		t.Fatalf("Elements = %q, %v, rest %q", got, ok, data[end:])
-	}
-	if _, ok := Elements([]byte(`[]`), 0, func([]byte) bool { t.Error("called for an empty array"); return true }); !ok {
-		t.Error("[] refused")
-	}
-	for _, bad := range []string{`[1,]`, `[1`, `{}`, `[{"a":1,"a":2}]`, `[1 2]`} {
-		if _, ok := Elements([]byte(bad), 0, func([]byte) bool { return true }); ok {
-			t.Errorf("Elements(%q) accepted it", bad)
 		}
 	}
 }

@@ -1,38 +1,28 @@
-// Package jsonscan checks JSON text in one pass without building values,
-// for the hot paths that only need to know that a message is well formed
-// and where its members are: the JSON-RPC envelope, tools/call params, the
-// arguments of a flat input schema.
-//
-// It is an accelerator, not a parser of record. It says "ok" only for text
-// that is certainly valid under the strict rules the full decoder applies
-// (RFC 8259 syntax, valid UTF-8, no duplicate member names in any object),
-// and "not ok" for everything else, including valid text it does not
-// handle: member names written with escapes, nesting deeper than MaxDepth,
-// more than MaxNames member names open at once. Callers then go to the full
-// decoder (go-json-experiment/json), which decides and words the error; so
-// a rejection here never reaches a peer, and the fast path cannot change
-// what is accepted.
-package jsonscan
+package wire
 
-import (
-	"bytes"
-	"encoding/binary"
-	"unicode/utf8"
-	"unsafe"
-)
+import "unicode/utf8"
+
+// The scanner checks JSON text in one pass without building values. It
+// says "ok" only for text that is certainly valid under the strict rules
+// the real decoder applies (RFC 8259 syntax, valid UTF-8, no duplicate
+// member names in any object), and "not ok" for everything else,
+// including valid text it does not handle: member names written with
+// escapes, nesting deeper than maxDepth, more than maxNames member names
+// open at once. A caller then falls back to the real codec, which rules
+// and words the error, so the scanner cannot change what is accepted.
 
 const (
-	// MaxDepth is the deepest nesting of objects and arrays handled.
-	MaxDepth = 128
-	// MaxNames is how many member names may be open at once (the members
+	// maxDepth is the deepest nesting of objects and arrays handled.
+	maxDepth = 128
+	// maxNames is how many member names may be open at once (the members
 	// of an object and of the objects enclosing it), for the duplicate
 	// check.
-	MaxNames = 64
+	maxNames = 64
 )
 
 // span is a member name: the bytes between its quotes, which hold no
 // escapes. int32 keeps the scanner small (it is zeroed on every call);
-// longer texts are left to the full decoder.
+// longer texts are left to the real decoder.
 type span struct{ start, end int32 }
 
 func tooLong(data []byte) bool { return len(data) > 1<<31-1 }
@@ -41,126 +31,71 @@ type scanner struct {
 	data  []byte
 	depth int
 	n     int // names in use
-	names [MaxNames]span
+	names [maxNames]span
 }
 
-// Valid reports whether data is exactly one JSON value, with optional
+// valid reports whether data is exactly one JSON value, with optional
 // whitespace around it, that is certainly valid.
-func Valid(data []byte) bool {
+func valid(data []byte) bool {
 	if tooLong(data) {
 		return false
 	}
 	var s scanner
 	s.data = data
-	end, ok := s.value(SkipSpace(data, 0))
-	return ok && SkipSpace(data, end) == len(data)
+	end, ok := s.value(skipSpace(data, 0))
+	return ok && skipSpace(data, end) == len(data)
 }
 
-// Skip checks the value that starts at data[i] (after optional whitespace)
-// and returns the index just past it.
-func Skip(data []byte, i int) (int, bool) {
+// members checks that data is exactly one JSON object, with optional
+// whitespace around it, and calls each for every member in order, with
+// the name's bytes between the quotes (escape-free) and the value's text.
+// It stops, returning false, when each does.
+func members(data []byte, each func(name, value []byte) bool) bool {
 	if tooLong(data) {
-		return i, false
+		return false
 	}
 	var s scanner
 	s.data = data
-	return s.value(SkipSpace(data, i))
-}
-
-// The four loops below (Members, Elements, members, elements) each write
-// out their comma-or-close tail: as a shared helper it is not inlined,
-// and a small tools/call scans 8.5% slower (BenchmarkValid/call).
-
-// Members checks the object that starts at data[i] (after optional
-// whitespace) and calls each for every member in order, with the name's
-// bytes between the quotes (escape-free) and the value's text. It stops,
-// returning false, when each does. It returns the index just past the
-// object.
-func Members(data []byte, i int, each func(name, value []byte) bool) (int, bool) {
-	if tooLong(data) {
-		return i, false
-	}
-	var s scanner
-	s.data = data
-	i = SkipSpace(data, i)
+	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
-		return i, false
+		return false
 	}
 	s.depth = 1
-	i = SkipSpace(data, i+1)
+	i = skipSpace(data, i+1)
 	if i < len(data) && data[i] == '}' {
-		return i + 1, true
+		return skipSpace(data, i+1) == len(data)
 	}
 	for {
 		ns, ne, ok := s.name(i)
 		if !ok || !s.record(0, ns, ne) {
-			return i, false
+			return false
 		}
-		i = SkipSpace(data, ne+1)
+		i = skipSpace(data, ne+1)
 		if i >= len(data) || data[i] != ':' {
-			return i, false
+			return false
 		}
-		vs := SkipSpace(data, i+1)
+		vs := skipSpace(data, i+1)
 		ve, ok := s.value(vs)
 		if !ok || !each(data[ns:ne], data[vs:ve]) {
-			return ve, false
+			return false
 		}
-		i = SkipSpace(data, ve)
+		i = skipSpace(data, ve)
 		if i >= len(data) {
-			return i, false
+			return false
 		}
 		switch data[i] {
 		case ',':
-			i = SkipSpace(data, i+1)
+			i = skipSpace(data, i+1)
 		case '}':
-			return i + 1, true
+			return skipSpace(data, i+1) == len(data)
 		default:
-			return i, false
+			return false
 		}
 	}
 }
 
-// Elements checks the array that starts at data[i] (after optional
-// whitespace) and calls each for every element's text in order. It stops,
-// returning false, when each does. It returns the index just past the
-// array.
-func Elements(data []byte, i int, each func(value []byte) bool) (int, bool) {
-	if tooLong(data) {
-		return i, false
-	}
-	var s scanner
-	s.data = data
-	i = SkipSpace(data, i)
-	if i >= len(data) || data[i] != '[' {
-		return i, false
-	}
-	s.depth = 1
-	i = SkipSpace(data, i+1)
-	if i < len(data) && data[i] == ']' {
-		return i + 1, true
-	}
-	for {
-		end, ok := s.value(i)
-		if !ok || !each(data[i:end]) {
-			return end, false
-		}
-		i = SkipSpace(data, end)
-		if i >= len(data) {
-			return i, false
-		}
-		switch data[i] {
-		case ',':
-			i = SkipSpace(data, i+1)
-		case ']':
-			return i + 1, true
-		default:
-			return i, false
-		}
-	}
-}
-
-// SkipSpace returns the index of the first non-whitespace byte at or after i.
-func SkipSpace(data []byte, i int) int {
+// skipSpace returns the index of the first non-whitespace byte at or after i.
+func skipSpace(data []byte, i int) int {
 	for i < len(data) {
 		switch data[i] {
 		case ' ', '\t', '\n', '\r':
@@ -172,26 +107,19 @@ func SkipSpace(data []byte, i int) int {
 	return i
 }
 
-// Unquoted returns the bytes between the quotes of a JSON string value,
+// unquoted returns the bytes between the quotes of a JSON string value,
 // and false when it has escapes (its text then differs from its bytes).
-func Unquoted(v []byte) ([]byte, bool) {
+func unquoted(v []byte) ([]byte, bool) {
 	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
 		return nil, false
 	}
 	s := v[1 : len(v)-1]
-	return s, bytes.IndexByte(s, '\\') < 0
-}
-
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-// Plain reports whether s is written between quotes as it is: printable
-// ASCII but the quote and the backslash, nothing to escape. Encoders use
-// it to skip escaping the common text.
-func Plain(s string) bool {
-	return plainRun(unsafe.Slice(unsafe.StringData(s), len(s)), 0) == len(s)
+	for _, c := range s {
+		if c == '\\' {
+			return nil, false
+		}
+	}
+	return s, true
 }
 
 // plain marks the bytes a string scan passes over: printable ASCII but
@@ -202,41 +130,6 @@ var plain = func() (t [256]bool) {
 	}
 	return t
 }()
-
-// skipPlain returns the index of the first byte at or after i that a
-// string scan must look at, or len(data). Short runs, the most common
-// (names, methods, ids), are passed a byte at a time; a run longer than
-// eight bytes goes on eight at a time.
-func skipPlain(data []byte, i int) int {
-	for end := min(i+8, len(data)); i < end; i++ {
-		if !plain[data[i]] {
-			return i
-		}
-	}
-	return plainRun(data, i)
-}
-
-// plainRun returns the index of the first byte at or after i that a
-// string scan must look at (a quote, a backslash, a control character or
-// a non-ASCII byte), or len(data), eight bytes at a time.
-func plainRun(data []byte, i int) int {
-	for ; i+8 <= len(data); i += 8 {
-		w := binary.LittleEndian.Uint64(data[i:])
-		quote := w ^ (ones * '"')
-		slash := w ^ (ones * '\\')
-		// A byte is zero in quote or slash, or below 0x20 in w, or has its
-		// high bit set: the exact tests of "Bit Twiddling Hacks".
-		if ((quote-ones)&^quote|(slash-ones)&^slash|(w-ones*0x20)&^w|w)&highs != 0 {
-			break
-		}
-	}
-	for ; i < len(data); i++ {
-		if !plain[data[i]] {
-			return i
-		}
-	}
-	return i
-}
 
 func (s *scanner) value(i int) (int, bool) {
 	data := s.data
@@ -316,13 +209,11 @@ func digits(data []byte, i int) int {
 // its closing quote.
 func (s *scanner) str(i int) (int, bool) {
 	data := s.data
-	i++
-	for i < len(data) {
-		if i = skipPlain(data, i); i >= len(data) {
-			break
-		}
+	for i++; i < len(data); {
 		c := data[i]
 		switch {
+		case plain[c]:
+			i++
 		case c == '"':
 			return i + 1, true
 		case c == '\\':
@@ -338,7 +229,7 @@ func (s *scanner) str(i int) (int, bool) {
 				case !ok || r >= 0xdc00 && r <= 0xdfff:
 					return i, false
 				case r >= 0xd800 && r <= 0xdbff:
-					// Half a pair: the full decoder refuses it alone.
+					// Half a pair: the real decoder refuses it alone.
 					if len(data)-i < 12 || data[i+6] != '\\' || data[i+7] != 'u' {
 						return i, false
 					}
@@ -354,8 +245,6 @@ func (s *scanner) str(i int) (int, bool) {
 			}
 		case c < 0x20:
 			return i, false
-		case c < utf8.RuneSelf:
-			i++
 		default:
 			r, size := utf8.DecodeRune(data[i:])
 			if r == utf8.RuneError && size == 1 {
@@ -399,17 +288,14 @@ func (s *scanner) name(i int) (int, int, bool) {
 	}
 	start := i + 1
 	for i = start; i < len(data); {
-		if i = skipPlain(data, i); i >= len(data) {
-			break
-		}
 		c := data[i]
 		switch {
+		case plain[c]:
+			i++
 		case c == '"':
 			return start, i, true
 		case c == '\\' || c < 0x20:
 			return 0, 0, false
-		case c < utf8.RuneSelf:
-			i++
 		default:
 			r, size := utf8.DecodeRune(data[i:])
 			if r == utf8.RuneError && size == 1 {
@@ -422,7 +308,7 @@ func (s *scanner) name(i int) (int, int, bool) {
 }
 
 func (s *scanner) object(i int) (int, bool) {
-	if s.depth >= MaxDepth {
+	if s.depth >= maxDepth {
 		return i, false
 	}
 	s.depth++
@@ -435,7 +321,7 @@ func (s *scanner) object(i int) (int, bool) {
 
 func (s *scanner) members(i, base int) (int, bool) {
 	data := s.data
-	i = SkipSpace(data, i+1)
+	i = skipSpace(data, i+1)
 	if i < len(data) && data[i] == '}' {
 		return i + 1, true
 	}
@@ -444,21 +330,21 @@ func (s *scanner) members(i, base int) (int, bool) {
 		if !ok || !s.record(base, ns, ne) {
 			return i, false
 		}
-		i = SkipSpace(data, ne+1)
+		i = skipSpace(data, ne+1)
 		if i >= len(data) || data[i] != ':' {
 			return i, false
 		}
-		i, ok = s.value(SkipSpace(data, i+1))
+		i, ok = s.value(skipSpace(data, i+1))
 		if !ok {
 			return i, false
 		}
-		i = SkipSpace(data, i)
+		i = skipSpace(data, i)
 		if i >= len(data) {
 			return i, false
 		}
 		switch data[i] {
 		case ',':
-			i = SkipSpace(data, i+1)
+			i = skipSpace(data, i+1)
 		case '}':
 			return i + 1, true
 		default:
@@ -472,11 +358,11 @@ func (s *scanner) members(i, base int) (int, bool) {
 func (s *scanner) record(base, start, end int) bool {
 	name := s.data[start:end]
 	for _, sp := range s.names[base:s.n] {
-		if int(sp.end-sp.start) == len(name) && string(s.data[sp.start:sp.end]) == string(name) {
+		if string(s.data[sp.start:sp.end]) == string(name) {
 			return false
 		}
 	}
-	if s.n == MaxNames {
+	if s.n == maxNames {
 		return false
 	}
 	s.names[s.n] = span{int32(start), int32(end)}
@@ -485,7 +371,7 @@ func (s *scanner) record(base, start, end int) bool {
 }
 
 func (s *scanner) array(i int) (int, bool) {
-	if s.depth >= MaxDepth {
+	if s.depth >= maxDepth {
 		return i, false
 	}
 	s.depth++
@@ -496,7 +382,7 @@ func (s *scanner) array(i int) (int, bool) {
 
 func (s *scanner) elements(i int) (int, bool) {
 	data := s.data
-	i = SkipSpace(data, i+1)
+	i = skipSpace(data, i+1)
 	if i < len(data) && data[i] == ']' {
 		return i + 1, true
 	}
@@ -506,13 +392,13 @@ func (s *scanner) elements(i int) (int, bool) {
 		if !ok {
 			return i, false
 		}
-		i = SkipSpace(data, i)
+		i = skipSpace(data, i)
 		if i >= len(data) {
 			return i, false
 		}
 		switch data[i] {
 		case ',':
-			i = SkipSpace(data, i+1)
+			i = skipSpace(data, i+1)
 		case ']':
 			return i + 1, true
 		default:
