@@ -43,15 +43,18 @@
 // # What it costs
 //
 // The design this replaced ran a request on the reader itself while it
-// stayed quick, and had a timer hand reading to a new goroutine when it
-// did not. Against it, on make bench's echo server over stdio (2 shared
-// cores, N=2000): sequential calls went from 54,000-67,000 to
-// 40,000-48,000 a second and from 8 to 11-14 µs of server CPU a call;
-// 64 in flight from 172,000-212,000 to 139,000-154,000 a second, 2.3-2.8
-// to 4.0-4.7 µs. The peers in the same runs: mcp-go 15,000 and
-// 21,000-26,000, the official Go SDK 7,600-8,800 and 4,300-4,800. On
-// handlers that do real work (BenchmarkServeStdioWork in package mcp)
-// the two designs cost the same to within the noise.
+// stayed quick, and had a timer hand reading on when it did not, so a
+// client that waited for each reply never woke a second thread. Here
+// every request that reaches a handler starts one goroutine, the next
+// reader. make bench, echo over stdio on 2 shared cores, medians of
+// three runs (single runs vary by half): the timing design served 27,100
+// calls a second one at a time and 167,700 with 64 in flight, at 19 and
+// 3.7 µs of server CPU a call; this one 26,200 and 135,700, at 22 and
+// 5.5 µs; mcp-go 9,500 and 36,100. Starting a goroutine for the request
+// instead and reading on served 16,500 and 111,300 (this one 36,200 and
+// 126,400 in those runs), at 31 and 7.6 µs. On handlers that do real work
+// (BenchmarkServeStdioWork in package mcp) the designs cost the same to
+// within the noise.
 //
 // Goroutines are started with the go statement: a pool of idle
 // goroutines (internal/workpool, before) saved CPU on pipelined echo but
