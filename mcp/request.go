@@ -34,8 +34,6 @@ type Request struct {
 	w          MessageWriter      // the stream of this request
 	respond    func([]byte) error // where the response goes; nil: writeReply to w
 	inline     bool
-	reader     *streamReader // set while it runs on the reading goroutine (with its token)
-	readerTok  uint64
 	cancelFn   context.CancelCauseFunc
 
 	cancelMu    sync.Mutex // guards cancelFn and earlyCancel

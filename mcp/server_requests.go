@@ -219,9 +219,6 @@ func (ss *ServerSession) call(ctx context.Context, method string, params, result
 	w := ss.out
 	if r := requestFrom(ctx); r != nil && r.Session == ss && !r.done.Load() {
 		w = r.w // keep it with the request that needs it
-		if r.reader != nil {
-			r.reader.handOff(r.readerTok) // the answer comes on the stream this goroutine reads
-		}
 	}
 	if t := taskFrom(ctx); t != nil && !t.perRequest {
 		// A task's handler waiting on the client: input_required.

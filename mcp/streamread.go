@@ -121,8 +121,3 @@ func (r *streamReader) release() {
 		r.hold.release()
 	}
 }
-
-// handOff is what ServerSession.call (server_requests.go) calls for a
-// request that runs on the reading goroutine; none does any more, so
-// Request.reader is always nil. It goes once that call site does.
-func (r *streamReader) handOff(uint64) {}
