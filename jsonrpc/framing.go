@@ -164,9 +164,9 @@ type LineWriter struct {
 
 // Hold tells the writer that more messages are on their way soon (the
 // replies to a pipelined burst of requests whose lines are already read,
-// say): until the matching Release, writes stay in the buffer. Release flushes what the
-// last hold kept back, so a hold delays a message only as long as it is
-// held; it must not be kept across anything slow.
+// say): until the matching Release, writes stay in the buffer. Release
+// flushes what the last hold kept back, so a hold delays a message only
+// as long as it is held; it must not be kept across anything slow.
 func (lw *LineWriter) Hold() { lw.held.Add(1) }
 
 // Release ends a Hold; the last one flushes what was kept back.
