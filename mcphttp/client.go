@@ -49,6 +49,10 @@ type ClientTransport struct {
 	// again, so a server may poll). Zero means 2, as in the TypeScript
 	// SDK; a negative value means none.
 	MaxRetries int
+	// CloseTimeout bounds the DELETE with which Close ends the session
+	// on the server: a server that never answers it cannot hold Close.
+	// Zero means 5 seconds.
+	CloseTimeout time.Duration
 	// Logger receives diagnostics. Nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -84,6 +88,7 @@ func (t *ClientTransport) Connect(ctx context.Context) (mcp.Conn, error) {
 		header:     t.Header.Clone(),
 		maxSize:    t.MaxMessageSize,
 		maxRetries: t.MaxRetries,
+		closeWait:  t.CloseTimeout,
 		fallback:   !t.DisableLegacyFallback,
 		logger:     t.Logger,
 		in:         newInbox(),
@@ -93,6 +98,9 @@ func (t *ClientTransport) Connect(ctx context.Context) (mcp.Conn, error) {
 	}
 	if c.maxSize <= 0 {
 		c.maxSize = jsonrpc.DefaultMaxMessageSize
+	}
+	if c.closeWait <= 0 {
+		c.closeWait = defaultCloseTimeout
 	}
 	switch {
 	case c.maxRetries == 0:
@@ -118,9 +126,8 @@ const (
 // server owes it only a 202.
 const noReplyTimeout = 30 * time.Second
 
-// closeTimeout bounds the DELETE that Close sends (a variable for the
-// tests).
-var closeTimeout = 5 * time.Second
+// defaultCloseTimeout is ClientTransport.CloseTimeout's default.
+const defaultCloseTimeout = 5 * time.Second
 
 // sizeSetting names the option that raises the limit on the size of a
 // server's answer, for mcp.MessageTooLargeError.
@@ -140,6 +147,7 @@ type clientConn struct {
 	header     http.Header
 	maxSize    int
 	maxRetries int
+	closeWait  time.Duration
 	fallback   bool
 	logger     *slog.Logger
 
@@ -227,7 +235,7 @@ func (c *clientConn) first(ctx context.Context, msg []byte, o outgoing) error {
 }
 
 // Close ends the streams and then the session, with DELETE. It waits for
-// the goroutines it started, and at most closeTimeout for the server.
+// the goroutines it started, and at most CloseTimeout for the server.
 func (c *clientConn) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -243,7 +251,7 @@ func (c *clientConn) Close() error {
 	if sid == "" || c.mode.Load() == modeLegacy {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), c.closeWait)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.endpoint.String(), nil)
 	if err != nil {

@@ -230,8 +230,6 @@ func TestClientServerGone(t *testing.T) {
 // Close ends calls in flight, whether the server has answered with
 // headers or not, and gives up on a DELETE the server never answers.
 func TestClientCloseDoesNotHang(t *testing.T) {
-	defer func(d time.Duration) { closeTimeout = d }(closeTimeout)
-	closeTimeout = 200 * time.Millisecond
 	tests := []struct {
 		tool   string
 		answer func(w http.ResponseWriter, r *http.Request, started chan struct{})
@@ -256,7 +254,7 @@ func TestClientCloseDoesNotHang(t *testing.T) {
 				tt.answer(w, r, started)
 			}
 			f.onDELETE = func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
-			cs, err := tryConnect(f.url(), nil, nil)
+			cs, err := tryConnect(f.url(), &ClientTransport{CloseTimeout: 200 * time.Millisecond}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

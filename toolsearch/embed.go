@@ -174,6 +174,9 @@ type vectorSet struct {
 	docPrefix    string
 	log          *slog.Logger
 	now          func() time.Time // a clock tests can move
+	// scanChunk is the work of a scan worth a goroutine (0:
+	// parallelScan); a test sets it to compare split and whole scans.
+	scanChunk int
 
 	mu      sync.RWMutex
 	slots   []slot // by doc id
@@ -632,7 +635,11 @@ func (v *vectorSet) nearest(qvec []float32, docs []*doc, allow func(string) bool
 	// vectorise the products): 10,000 tools of 768 dimensions take
 	// milliseconds, which a large catalog's searches share out among the
 	// processors.
-	parts := min(runtime.GOMAXPROCS(0), len(ids)*len(qvec)/parallelScan)
+	chunk := v.scanChunk
+	if chunk <= 0 {
+		chunk = parallelScan
+	}
+	parts := min(runtime.GOMAXPROCS(0), len(ids)*len(qvec)/chunk)
 	if parts <= 1 {
 		return v.scan(qvec, ids, n).sorted()
 	}
@@ -650,7 +657,7 @@ func (v *vectorSet) nearest(qvec []float32, docs []*doc, allow func(string) bool
 
 // parallelScan is the work (tools × dimensions) of a scan worth a
 // goroutine: about a millisecond.
-var parallelScan = 1 << 20
+const parallelScan = 1 << 20
 
 // scan returns the best n of ids by dot product with qvec; v.mu is held.
 func (v *vectorSet) scan(qvec []float32, ids []int32, n int) topN {

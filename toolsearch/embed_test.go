@@ -774,14 +774,13 @@ func TestNearestParallel(t *testing.T) {
 	ix.SetServer("s", es)
 	settle(t, ix)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
-	defer func(old int) { parallelScan = old }(parallelScan)
 	vecs, _ := randomEmbedder{}.Embed(context.Background(), []string{"a", "b", "c"})
 	for _, q := range vecs {
 		q = normalize(q)
 		allow := func(name string) bool { return !strings.HasSuffix(name, "7") }
-		parallelScan = 1 << 62
+		ix.vectors.scanChunk = 1 << 62
 		one := ix.vectors.nearest(q, ix.docs, allow, 50)
-		parallelScan = 1
+		ix.vectors.scanChunk = 1
 		many := ix.vectors.nearest(q, ix.docs, allow, 50)
 		if len(one) != 50 || !slices.Equal(one, many) {
 			t.Errorf("parallel scan found %v, one goroutine %v", many, one)
