@@ -70,7 +70,7 @@ func appendErrorObject(dst []byte, e *Error) []byte {
 	dst = append(dst, `,"message":`...)
 	// Invalid UTF-8 in a message is replaced, never passed on.
 	dst, _ = jsontext.AppendQuote(dst, e.Message)
-	if len(e.Data) > 0 && e.Data.IsValid() {
+	if len(e.Data) > 0 && jsontext.Value(e.Data).IsValid() {
 		dst = append(dst, `,"data":`...)
 		dst = append(dst, e.Data...)
 	}

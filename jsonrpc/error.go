@@ -1,11 +1,11 @@
 package jsonrpc
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	jsonv2 "github.com/go-json-experiment/json"
 )
 
 // The error codes defined by JSON-RPC 2.0.
@@ -20,9 +20,9 @@ const (
 // Error is a JSON-RPC error object. It implements error, so handlers can
 // return one to choose the code the peer sees.
 type Error struct {
-	Code    int64          `json:"code"`
-	Message string         `json:"message"`
-	Data    jsontext.Value `json:"data,omitzero"`
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitzero"`
 }
 
 func (e *Error) Error() string {
@@ -37,7 +37,7 @@ func Errorf(code int64, format string, args ...any) *Error {
 // WithData returns a copy of e whose data member is v encoded as JSON.
 // If v cannot be encoded, e is returned unchanged.
 func (e *Error) WithData(v any) *Error {
-	b, err := json.Marshal(v)
+	b, err := jsonv2.Marshal(v)
 	if err != nil {
 		return e
 	}

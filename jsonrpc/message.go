@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -37,9 +38,9 @@ func (k Kind) String() string {
 type Message struct {
 	ID     ID
 	Method string
-	Params jsontext.Value // nil when absent or null
-	Result jsontext.Value // set on a success response
-	Error  *Error         // set on an error response
+	Params json.RawMessage // nil when absent or null
+	Result json.RawMessage // set on a success response
+	Error  *Error          // set on an error response
 }
 
 // Kind reports whether m is a request, a notification or a response.

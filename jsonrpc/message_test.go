@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -52,6 +53,11 @@ func TestDecodeMessageValid(t *testing.T) {
 			}
 			if string(m.Params) != tt.params {
 				t.Errorf("params = %s, want %s", m.Params, tt.params)
+			}
+			// Documented: nil when absent or null, so callers can test
+			// m.Params == nil.
+			if tt.params == "" && m.Params != nil {
+				t.Errorf("params = %q, want nil", m.Params)
 			}
 		})
 	}
@@ -248,5 +254,48 @@ func TestTooLargeSuffix(t *testing.T) {
 	}
 	if line, err := lr.Read(); err != nil || !strings.Contains(string(line), `"id":43`) {
 		t.Errorf("next line: %q, %v", line, err)
+	}
+}
+
+func TestErrorDataIsACopyOfTheInput(t *testing.T) {
+	// Readers reuse their line buffers: an error's data must outlive the
+	// bytes it was decoded from.
+	in := []byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"no","data":{"why":"x"}}}`)
+	m, err := DecodeMessage(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range in {
+		in[i] = ' '
+	}
+	if got := string(m.Error.Data); got != `{"why":"x"}` {
+		t.Errorf("data after the input was overwritten = %q, want {\"why\":\"x\"}", got)
+	}
+}
+
+func TestErrorMarshalsTheSameWithEitherEncoder(t *testing.T) {
+	tests := []struct {
+		name string
+		e    *Error
+		want string
+	}{
+		{"no data: member omitted", &Error{Code: -1, Message: "no"}, `{"code":-1,"message":"no"}`},
+		{"object data", Errorf(-1, "no").WithData(map[string]int{"a": 1}), `{"code":-1,"message":"no","data":{"a":1}}`},
+		{"null data kept", &Error{Code: -1, Message: "no", Data: json.RawMessage("null")}, `{"code":-1,"message":"no","data":null}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v2, err := Marshal(tt.e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v1, err := json.Marshal(tt.e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(v2) != tt.want || string(v1) != tt.want {
+				t.Errorf("Marshal = %s, encoding/json = %s, want %s", v2, v1, tt.want)
+			}
+		})
 	}
 }

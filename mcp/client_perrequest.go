@@ -296,7 +296,7 @@ func (cs *ClientSession) listen() {
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // supportsPerRequest reports whether -32022 data lists our 2026-07-28 revision.
-func supportsPerRequest(data jsontext.Value) bool {
+func supportsPerRequest(data []byte) bool {
 	var d struct {
 		Supported []string `json:"supported"`
 	}

@@ -199,7 +199,7 @@ func (cs *ClientSession) exchange(ctx context.Context, method string, p []byte, 
 		if msg.Error != nil {
 			return nil, &CallError{Method: method, Err: msg.Error}
 		}
-		return msg.Result, nil
+		return jsontext.Value(msg.Result), nil
 	case err := <-pc.fail:
 		return nil, fmt.Errorf("mcp: %s: %w", method, err)
 	case <-ctx.Done():

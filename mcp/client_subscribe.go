@@ -87,7 +87,7 @@ func (cs *ClientSession) unsubscribePerRequest(uri string) {
 
 // listenAcked hands an acknowledgement to the Subscribe that waits for
 // it; false if none does (the session's own listen request's, then).
-func (cs *ClientSession) listenAcked(params jsontext.Value) bool {
+func (cs *ClientSession) listenAcked(params []byte) bool {
 	var p struct {
 		Meta map[string]jsontext.Value `json:"_meta"`
 	}

@@ -74,9 +74,9 @@ func (e encoded) MarshalJSON() ([]byte, error) { return e, nil }
 // unmarshalParams decodes request params into v. Absent params decode as
 // an empty object. A mismatch is an invalid-params error that names the
 // member at fault.
-func unmarshalParams(raw jsontext.Value, v any) error {
+func unmarshalParams(raw []byte, v any) error {
 	if len(raw) == 0 {
-		raw = jsontext.Value("{}")
+		raw = []byte("{}")
 	}
 	if err := json.Unmarshal(raw, v, jsontext.AllowInvalidUTF8(true)); err != nil {
 		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %s", describeUnmarshalError(err))
