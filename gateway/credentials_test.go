@@ -114,13 +114,13 @@ func TestGatewayCredentialsRefusedMidSession(t *testing.T) {
 // 2026-07-28 one (which has no ping; the library's Ping sends discover).
 func TestGatewayHealthCheckByEra(t *testing.T) {
 	var logs logBuffer
-	perRequest := newMethodRecorder(t, "modern", "")
+	perRequest := newMethodRecorder(t, "perrequest", "")
 	sessionEra := newMethodRecorder(t, "legacy", "")
 	fast := config.ServerOptions{HealthInterval: config.Duration(50 * time.Millisecond)}
 	pinned := fast
 	pinned.ProtocolVersion = "2025-11-25"
 	startGateway(t, &logs, nil,
-		&configServer{Name: "modern", URL: perRequest.srv.URL + "/mcp", Type: "http", ServerOptions: fast},
+		&configServer{Name: "perrequest", URL: perRequest.srv.URL + "/mcp", Type: "http", ServerOptions: fast},
 		&configServer{Name: "legacy", URL: sessionEra.srv.URL + "/mcp", Type: "http", ServerOptions: pinned})
 	discovers := perRequest.count("server/discover") // the probe that chose the era
 	waitUntil(t, func() bool { return perRequest.count("server/discover") > discovers+1 && sessionEra.count("ping") > 1 }, "health checks of both")

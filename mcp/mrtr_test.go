@@ -160,7 +160,7 @@ func TestCheckInput(t *testing.T) {
 	var res CallToolResult
 	p.result("tools/call", `{"name":"probe","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}},"roots":{}}}}`, &res)
 	if got := res.Content[0].(*TextContent).Text; got != "ok unsupported unsupported ok error" {
-		t.Errorf("modern: %q", got)
+		t.Errorf("per-request: %q", got)
 	}
 	sessionEra := startPeer(t, s, nil)
 	sessionEra.initialize("2025-11-25", `{"sampling":{},"elicitation":{"url":{}}}`)

@@ -44,7 +44,7 @@ func TestPerRequestRequests(t *testing.T) {
 		{"capabilities not an object", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":[]}}`, -32602, "", ""},
 		{"version not a string", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":7,"io.modelcontextprotocol/clientCapabilities":{}}}`, -32602, "", ""},
 		{"unknown version", "server/discover", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"v999.0.0","io.modelcontextprotocol/clientCapabilities":{}}}`, -32022, `"requested":"v999.0.0"`, ""},
-		{"an old date is not modern", "server/discover", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"1900-01-01","io.modelcontextprotocol/clientCapabilities":{}}}`, -32022, `"supported":["2026-07-28"`, ""},
+		{"an old date is not per-request", "server/discover", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"1900-01-01","io.modelcontextprotocol/clientCapabilities":{}}}`, -32022, `"supported":["2026-07-28"`, ""},
 		{"a legacy version claimed in _meta", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}}`, -32022, "", ""},
 		{"bad log level", "tools/list", perRequestParams("", `"io.modelcontextprotocol/logLevel":"loud"`), -32602, "", ""},
 		{"initialize is gone", "initialize", perRequestParams(`"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}`, ""), -32601, "", ""},
@@ -141,18 +141,18 @@ func TestBothErasOnOneProcess(t *testing.T) {
 	}
 	perRequest := p.call("resources/read", perRequestParams(`"uri":"file:///nope"`, ""))
 	if perRequest.Error == nil || perRequest.Error.Code != -32602 {
-		t.Errorf("modern missing resource: %s, want -32602", perRequest.Raw)
+		t.Errorf("per-request missing resource: %s, want -32602", perRequest.Raw)
 	}
 	lt := p.call("tools/list", "")
 	if strings.Contains(lt.Raw, "resultType") || strings.Contains(lt.Raw, "ttlMs") {
-		t.Errorf("legacy result shaped as modern: %s", lt.Raw)
+		t.Errorf("session-era result shaped as per-request: %s", lt.Raw)
 	}
 	mt := p.call("tools/list", perRequestParams("", ""))
 	if !strings.Contains(mt.Raw, `"resultType":"complete"`) {
-		t.Errorf("modern result not shaped: %s", mt.Raw)
+		t.Errorf("per-request result not shaped: %s", mt.Raw)
 	}
 	if m := p.call("ping", ""); m.Error != nil {
-		t.Errorf("legacy ping after modern traffic: %s", m.Raw)
+		t.Errorf("session-era ping after per-request traffic: %s", m.Raw)
 	}
 }
 

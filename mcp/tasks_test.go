@@ -292,7 +292,7 @@ func TestPerRequestTasks(t *testing.T) {
 	}
 	m = p.call("tools/list", `{`+tasksMeta(`{}`)+`}`)
 	if strings.Contains(m.Raw, `"execution"`) {
-		t.Errorf("modern tools/list carries execution: %s", m.Raw)
+		t.Errorf("per-request tools/list carries execution: %s", m.Raw)
 	}
 
 	// Without the extension: optional tools run at once, required ones

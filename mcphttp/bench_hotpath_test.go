@@ -44,7 +44,7 @@ func benchPOST(h http.Handler, w *benchRW, hdr http.Header, body []byte) {
 // session of its own.
 func BenchmarkServeHTTPToolsCall(b *testing.B) {
 	text := strings.Repeat("x", 100)
-	for _, mode := range []string{"json", "sse", "modern"} {
+	for _, mode := range []string{"json", "sse", "perrequest"} {
 		b.Run(mode, func(b *testing.B) {
 			h, _ := startHTTP(b, testServer(), &Options{StreamResponses: mode == "sse"})
 			w := &benchRW{h: http.Header{}}
@@ -53,7 +53,7 @@ func BenchmarkServeHTTPToolsCall(b *testing.B) {
 				"Accept":       {"application/json, text/event-stream"},
 			}
 			body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + text + `"}}}`
-			if mode == "modern" {
+			if mode == "perrequest" {
 				hdr.Set("Mcp-Protocol-Version", "2026-07-28")
 				hdr.Set("Mcp-Method", "tools/call")
 				hdr.Set("Mcp-Name", "echo")
@@ -87,7 +87,7 @@ func BenchmarkSSEWriteEvent(b *testing.B) {
 	for _, perRequest := range []bool{false, true} {
 		name := "legacy"
 		if perRequest {
-			name = "modern"
+			name = "perrequest"
 		}
 		b.Run(name, func(b *testing.B) {
 			w := &benchRW{h: http.Header{}}

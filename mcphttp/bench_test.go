@@ -22,7 +22,7 @@ func BenchmarkHTTPToolsCall(b *testing.B) {
 		name       string
 		sse        bool
 		perRequest bool
-	}{{"json", false, false}, {"sse", true, false}, {"modern", false, true}} {
+	}{{"json", false, false}, {"sse", true, false}, {"perrequest", false, true}} {
 		for _, workers := range []int{1, 32} {
 			b.Run(mode.name+"/c="+strconv.Itoa(workers), func(b *testing.B) {
 				_, srv := startHTTP(b, testServer(), &Options{StreamResponses: mode.sse})

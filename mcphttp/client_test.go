@@ -73,7 +73,7 @@ func tryConnect(url string, tr *ClientTransport, opts *mcp.ClientOptions) (*mcp.
 	tr.Endpoint = url
 	// These tests are of the legacy transport (sessions, streams,
 	// resumption): the client is pinned to 2025-11-25 unless a test asks
-	// for another revision (modern_client_test.go covers 2026-07-28).
+	// for another revision (perrequest_client_test.go covers 2026-07-28).
 	if opts == nil {
 		opts = &mcp.ClientOptions{}
 	}

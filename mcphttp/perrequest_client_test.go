@@ -46,7 +46,7 @@ func TestPerRequestClient(t *testing.T) {
 	cs.Close()
 	for _, r := range rec.all() {
 		if r.method != http.MethodPost {
-			t.Errorf("%s sent to a modern server", r.method)
+			t.Errorf("%s sent to a per-request server", r.method)
 			continue
 		}
 		var m struct {

@@ -47,7 +47,7 @@ func TestPerRequestHTTP(t *testing.T) {
 		{"Mcp-Name differs", perRequestBody("tools/call", `"name":"echo"`), append(std("tools/call"), "Mcp-Name", "other"), 400, -32020, ""},
 		{"unsupported version", `{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"v999.0.0","io.modelcontextprotocol/clientCapabilities":{}}}}`, []string{"Mcp-Protocol-Version", "v999.0.0", "Mcp-Method", "server/discover"}, 400, -32022, `"requested":"v999.0.0"`},
 		{"claim without capabilities", `{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, std("server/discover"), 400, -32602, ""},
-		{"modern header, no claim", `{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{}}`, std("server/discover"), 400, -32602, ""},
+		{"per-request header, no claim", `{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{}}`, std("server/discover"), 400, -32602, ""},
 		{"removed method", perRequestBody("ping", ""), std("ping"), 404, -32601, ""},
 		{"unknown method", perRequestBody("nope", ""), std("nope"), 404, -32601, ""},
 		{"undeclared capability", perRequestBody("tools/call", `"name":"sample"`), append(std("tools/call"), "Mcp-Name", "sample"), 400, -32021, `"requiredCapabilities":{"sampling":{}}`},
@@ -68,7 +68,7 @@ func TestPerRequestHTTP(t *testing.T) {
 				t.Errorf("body %s lacks %s", body, tt.has)
 			}
 			if resp.Header.Get("Mcp-Session-Id") != "" {
-				t.Errorf("a modern answer carries Mcp-Session-Id")
+				t.Errorf("a per-request answer carries Mcp-Session-Id")
 			}
 		})
 	}
@@ -80,7 +80,7 @@ func TestPerRequestHTTP(t *testing.T) {
 		t.Errorf("progress did not stream: %s", body)
 	}
 	if strings.Contains(body, "\nid:") || strings.HasPrefix(body, "id:") {
-		t.Errorf("modern SSE with event ids: %s", body)
+		t.Errorf("per-request SSE with event ids: %s", body)
 	}
 }
 
@@ -101,9 +101,9 @@ func TestBothErasOverHTTP(t *testing.T) {
 		}()
 		go func() {
 			defer wg.Done()
-			resp := perRequest.post(perRequestBody("tools/call", `"name":"echo","arguments":{"text":"modern"}`), "Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "echo")
+			resp := perRequest.post(perRequestBody("tools/call", `"name":"echo","arguments":{"text":"perrequest"}`), "Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "echo")
 			if body := readAll(t, resp); resp.StatusCode != 200 || !strings.Contains(body, `"resultType":"complete"`) {
-				t.Errorf("modern: %d %s", resp.StatusCode, body)
+				t.Errorf("per-request: %d %s", resp.StatusCode, body)
 			}
 		}()
 	}

@@ -46,7 +46,7 @@ func TestTasksOverHTTP(t *testing.T) {
 	code, body := post("alice", "tools/call", "job", `{"name":"job",`+meta+`}`)
 	mm := idOf.FindStringSubmatch(body)
 	if code != 200 || mm == nil || !strings.Contains(body, `"resultType":"task"`) {
-		t.Fatalf("modern create: %d %s", code, body)
+		t.Fatalf("per-request create: %d %s", code, body)
 	}
 	get := `{"taskId":"` + mm[1] + `",` + meta + `}`
 	for {
@@ -60,13 +60,13 @@ func TestTasksOverHTTP(t *testing.T) {
 		}
 	}
 	if code != 200 || !strings.Contains(body, "job done") {
-		t.Errorf("modern tasks/get: %d %s", code, body)
+		t.Errorf("per-request tasks/get: %d %s", code, body)
 	}
 	if code, body := post("alice", "tasks/get", "", get); code != 400 || errorCode(t, body) != mcp.CodeHeaderMismatch {
 		t.Errorf("tasks/get without Mcp-Name: %d %s", code, body)
 	}
 	if code, body := post("mallory", "tasks/get", mm[1], get); errorCode(t, body) != -32602 {
-		t.Errorf("another principal's modern tasks/get: %d %s", code, body)
+		t.Errorf("another principal's per-request tasks/get: %d %s", code, body)
 	}
 	// The legacy task is not a per-request one, nor another principal's.
 	if _, body := post("alice", "tasks/get", m[1], `{"taskId":"`+m[1]+`",`+meta+`}`); errorCode(t, body) != -32602 {

@@ -70,7 +70,7 @@ func TestBothErasOneStdioProcess(t *testing.T) {
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	for i := range 5 {
 		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"L%d","method":"tools/call","params":{"name":"create_task","arguments":{"title":"legacy %d"}}}`, i, i))
-		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"M%d","method":"tools/call","params":{"name":"create_task","arguments":{"title":"modern %d"},%s}}`, i, i, meta))
+		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"M%d","method":"tools/call","params":{"name":"create_task","arguments":{"title":"per-request %d"},%s}}`, i, i, meta))
 	}
 	for range 10 {
 		line := p.recv()
