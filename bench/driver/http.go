@@ -47,13 +47,13 @@ func newHTTPClient(url string, conns int) *httpClient {
 func (c *httpClient) close() { c.tr.CloseIdleConnections() }
 
 // session is one client of the server: a legacy session (its id, if the
-// server gave one, and the negotiated version) or modern stateless
+// server gave one, and the negotiated version) or per-request stateless
 // requests.
 type session struct {
-	id       string
-	protocol string
-	modern   bool
-	hdr      http.Header // the headers of every tools/call
+	id         string
+	protocol   string
+	perRequest bool
+	hdr        http.Header // the headers of every tools/call
 }
 
 // post sends one message and reads the whole answer into buf.
@@ -172,9 +172,9 @@ func (c *httpClient) openSession(k int) (*session, error) {
 	return nil, errors.New("initialize: every protocol version refused")
 }
 
-func modernSession(tool string) *session {
-	s := &session{modern: true, protocol: modernVersion, hdr: baseHeader.Clone()}
-	s.hdr.Set("Mcp-Protocol-Version", modernVersion)
+func perRequestSession(tool string) *session {
+	s := &session{perRequest: true, protocol: perRequestVersion, hdr: baseHeader.Clone()}
+	s.hdr.Set("Mcp-Protocol-Version", perRequestVersion)
 	s.hdr.Set("Mcp-Method", "tools/call")
 	s.hdr.Set("Mcp-Name", tool)
 	return s
@@ -196,7 +196,7 @@ func (c *httpClient) endSession(s *session) {
 // call sends request k (a tools/call echo) in session s and checks the
 // answer: "" or the error kind.
 func (c *httpClient) call(s *session, k int, tool, arg, check string, st *workerState) string {
-	st.body = appendEcho(st.body[:0], k, tool, arg, s.modern)
+	st.body = appendEcho(st.body[:0], k, tool, arg, s.perRequest)
 	resp, err := c.post(s.hdr, st.body, &st.buf)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "Timeout") {
@@ -247,13 +247,13 @@ type httpTarget struct {
 	numbersFrom *atomic.Int64
 }
 
-// probeModern sends one modern tools/call: nil when the server answers
+// probePerRequest sends one 2026-07-28 tools/call: nil when the server answers
 // it correctly.
-func probeModern(t httpTarget) error {
+func probePerRequest(t httpTarget) error {
 	c := newHTTPClient(t.url, 1)
 	defer c.close()
 	st := &workerState{replies: map[string]int{}}
-	if kind := c.call(modernSession(t.tool), int(t.numbersFrom.Add(2)), t.tool, t.arg, t.check, st); kind != "" {
+	if kind := c.call(perRequestSession(t.tool), int(t.numbersFrom.Add(2)), t.tool, t.arg, t.check, st); kind != "" {
 		return fmt.Errorf("%s", st.firstErr)
 	}
 	return nil
@@ -262,14 +262,14 @@ func probeModern(t httpTarget) error {
 // httpEcho runs n tools/call echo over clients concurrent clients, each
 // one request at a time on its own keep-alive connection (and, for
 // legacy, its own session), after warm unmeasured calls.
-func httpEcho(rec *record, t httpTarget, clients, n, warm int, modern bool) {
+func httpEcho(rec *record, t httpTarget, clients, n, warm int, perRequest bool) {
 	c := newHTTPClient(t.url, clients)
 	defer c.close()
 	rec.Clients = clients
 	sessions := make([]*session, clients)
 	for i := range sessions {
-		if modern {
-			sessions[i] = modernSession(t.tool)
+		if perRequest {
+			sessions[i] = perRequestSession(t.tool)
 			continue
 		}
 		s, err := c.openSession(int(t.numbersFrom.Add(2)))

@@ -105,16 +105,16 @@ func (s settings) wantPhases(key string) bool { return len(s.phases) == 0 || s.p
 // A serverSpec says how to run one server in each mode. A nil command
 // means the mode does not exist for it, and na says why.
 type serverSpec struct {
-	key, label string
-	stdio      []string
-	stdioTools func(n int) []string
-	http       map[string]func(addr string, port int) (argv, env []string) // json, sse, modern, sessions
-	modernIn   string                                                      // the process that serves modern requests: json, sse or modern
-	na         map[string]string                                           // phase (or mode) → why not
-	tool, arg  string
-	check      string
-	httpScale  float64
-	quiet      bool // HTTP: the server's stdout goes nowhere
+	key, label   string
+	stdio        []string
+	stdioTools   func(n int) []string
+	http         map[string]func(addr string, port int) (argv, env []string) // json, sse, per-request, sessions
+	perRequestIn string                                                      // the process that serves 2026-07-28 requests: json, sse or per-request
+	na           map[string]string                                           // phase (or mode) → why not
+	tool, arg    string
+	check        string
+	httpScale    float64
+	quiet        bool // HTTP: the server's stdout goes nowhere
 }
 
 func specs(work, bench string, ver versions) []*serverSpec {
@@ -141,8 +141,8 @@ func specs(work, bench string, ver versions) []*serverSpec {
 			http: map[string]func(string, int) ([]string, []string){
 				"json": cmd(name), "sse": cmd(name, "-sse"), "sessions": cmd(name),
 			},
-			modernIn: "json",
-			tool:     "echo", arg: "text", check: checkExact, httpScale: 1,
+			perRequestIn: "json",
+			tool:         "echo", arg: "text", check: checkExact, httpScale: 1,
 		}
 	}
 	all := []*serverSpec{echo("mcpgate", "mcpgate "+ver.mcpgate, "echo")}
@@ -153,19 +153,19 @@ func specs(work, bench string, ver versions) []*serverSpec {
 		key: "go-sdk", label: "go-sdk " + ver.gosdk,
 		stdio: []string{bin("gosdk")}, stdioTools: tools("gosdk"),
 		http: map[string]func(string, int) ([]string, []string){
-			"json": cmd("gosdk", "-json"), "sse": cmd("gosdk"), "modern": cmd("gosdk", "-stateless", "-json"), "sessions": cmd("gosdk"),
+			"json": cmd("gosdk", "-json"), "sse": cmd("gosdk"), "perrequest": cmd("gosdk", "-stateless", "-json"), "sessions": cmd("gosdk"),
 		},
-		modernIn: "modern",
-		tool:     "echo", arg: "text", check: checkExact, httpScale: 1,
+		perRequestIn: "perrequest",
+		tool:         "echo", arg: "text", check: checkExact, httpScale: 1,
 	}, {
 		key: "mcp-go", label: "mcp-go " + ver.mcpgo,
 		stdio: []string{bin("mcpgo")}, stdioTools: tools("mcpgo"),
 		http: map[string]func(string, int) ([]string, []string){
 			"json": cmd("mcpgo"), "sessions": cmd("mcpgo"),
 		},
-		na:       map[string]string{"sse": "mcp-go answers with SSE only when a handler sends notifications; it has no option to always stream"},
-		modernIn: "json",
-		tool:     "echo", arg: "text", check: checkExact, httpScale: 1,
+		na:           map[string]string{"sse": "mcp-go answers with SSE only when a handler sends notifications; it has no option to always stream"},
+		perRequestIn: "json",
+		tool:         "echo", arg: "text", check: checkExact, httpScale: 1,
 	}, {
 		key: "ts", label: "TS server-everything " + ver.ts,
 		stdio: []string{"node", "-r", tsShim, tsJS, "stdio"},
@@ -174,8 +174,8 @@ func specs(work, bench string, ver versions) []*serverSpec {
 			"json":      "server-everything answers with SSE only",
 			"toolslist": "server-everything has a fixed set of tools",
 		},
-		modernIn: "sse",
-		tool:     "echo", arg: "message", check: checkContains, httpScale: 0.25, quiet: true,
+		perRequestIn: "sse",
+		tool:         "echo", arg: "message", check: checkContains, httpScale: 0.25, quiet: true,
 	}, {
 		key: "limit", label: "limit (no MCP work)",
 		stdio: []string{bin("limitstdio")},
@@ -186,8 +186,8 @@ func specs(work, bench string, ver versions) []*serverSpec {
 			"toolslist": "the limit servers do no MCP work",
 			"sessions":  "the limit servers keep no sessions",
 		},
-		modernIn: "json",
-		tool:     "echo", arg: "text", check: checkNone, httpScale: 1,
+		perRequestIn: "json",
+		tool:         "echo", arg: "text", check: checkNone, httpScale: 1,
 	}}...)
 }
 
@@ -485,7 +485,7 @@ func (r *run) httpServer(s *serverSpec, mode string) (*proc, httpTarget, error) 
 }
 
 // httpPhases: each HTTP mode of a server on a fresh process of its own
-// (JSON replies, SSE replies, modern requests where a server needs
+// (JSON replies, SSE replies, 2026-07-28 requests where a server needs
 // another process for them, idle sessions), 1 and 32 clients each.
 func (r *run) httpPhases(s *serverSpec) {
 	base := record{Server: s.key, Label: s.label}
@@ -497,8 +497,8 @@ func (r *run) httpPhases(s *serverSpec) {
 			r.emit(rec)
 		}
 	}
-	modernDone := false
-	for _, mode := range []string{"json", "sse", "modern"} {
+	perRequestDone := false
+	for _, mode := range []string{"json", "sse", "perrequest"} {
 		if s.http[mode] == nil {
 			if why, ok := s.na[mode]; ok {
 				naAll(mode, why)
@@ -512,7 +512,7 @@ func (r *run) httpPhases(s *serverSpec) {
 			r.emit(rec)
 			continue
 		}
-		if mode != "modern" {
+		if mode != "perrequest" {
 			for _, c := range []int{1, 32} {
 				rec := base
 				rec.Phase = fmt.Sprintf("http_%s_c%d", mode, c)
@@ -520,14 +520,14 @@ func (r *run) httpPhases(s *serverSpec) {
 				r.emit(rec)
 			}
 		}
-		if s.modernIn == mode {
-			modernDone = true
-			if err := probeModern(t); err != nil {
-				naAll("modern", "2026-07-28 requests refused: "+err.Error())
+		if s.perRequestIn == mode {
+			perRequestDone = true
+			if err := probePerRequest(t); err != nil {
+				naAll("perrequest", "2026-07-28 requests refused: "+err.Error())
 			} else {
 				for _, c := range []int{1, 32} {
 					rec := base
-					rec.Phase = fmt.Sprintf("http_modern_c%d", c)
+					rec.Phase = fmt.Sprintf("http_perrequest_c%d", c)
 					httpEcho(&rec, t, c, n, r.set.warm, true)
 					r.emit(rec)
 				}
@@ -540,8 +540,8 @@ func (r *run) httpPhases(s *serverSpec) {
 		}
 		p.stop()
 	}
-	if !modernDone {
-		naAll("modern", "no mode of this server serves 2026-07-28 requests")
+	if !perRequestDone {
+		naAll("perrequest", "no mode of this server serves 2026-07-28 requests")
 	}
 
 	if r.rep > r.set.sessionReps {

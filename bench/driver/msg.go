@@ -16,10 +16,10 @@ import (
 // its echo text is unique, textSize bytes, and says k.
 
 const (
-	textSize       = 100
-	modernVersion  = "2026-07-28"
-	legacyVersion  = "2025-11-25"
-	modernMetaJSON = `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + modernVersion + `","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"mcpgate-bench","version":"1"}}`
+	textSize           = 100
+	perRequestVersion  = "2026-07-28"
+	legacyVersion      = "2025-11-25"
+	perRequestMetaJSON = `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + perRequestVersion + `","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"mcpgate-bench","version":"1"}}`
 )
 
 // Older versions tried in turn when a server refuses the newest.
@@ -45,8 +45,8 @@ func appendText(b []byte, k int) []byte {
 }
 
 // appendEcho appends a tools/call of tool with the text of request k in
-// argument arg; modern adds the 2026-07-28 _meta.
-func appendEcho(b []byte, k int, tool, arg string, modern bool) []byte {
+// argument arg; per-request adds the 2026-07-28 _meta.
+func appendEcho(b []byte, k int, tool, arg string, perRequest bool) []byte {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = appendID(b, k)
 	b = append(b, `,"method":"tools/call","params":{"name":"`...)
@@ -56,9 +56,9 @@ func appendEcho(b []byte, k int, tool, arg string, modern bool) []byte {
 	b = append(b, `":"`...)
 	b = appendText(b, k)
 	b = append(b, `"}`...)
-	if modern {
+	if perRequest {
 		b = append(b, ',')
-		b = append(b, modernMetaJSON...)
+		b = append(b, perRequestMetaJSON...)
 	}
 	return append(b, "}}"...)
 }

@@ -59,10 +59,10 @@ var columns = []column{
 	// More.
 	{"SSE 1 client req/s", "http_sse_c1", rps, nil, "%.0f", true},
 	{"SSE 32 clients req/s", "http_sse_c32", rps, nil, "%.0f", true},
-	{"modern 1 client req/s", "http_modern_c1", rps, nil, "%.0f", true},
-	{"modern 32 clients req/s", "http_modern_c32", rps, nil, "%.0f", true},
+	{"2026-07-28 1 client req/s", "http_perrequest_c1", rps, nil, "%.0f", true},
+	{"2026-07-28 32 clients req/s", "http_perrequest_c32", rps, nil, "%.0f", true},
 	{"CPU µs/SSE echo (32 clients)", "http_sse_c32", cpu, nil, "%.0f", false},
-	{"CPU µs/modern echo (32 clients)", "http_modern_c32", cpu, nil, "%.0f", false},
+	{"CPU µs/2026-07-28 echo (32 clients)", "http_perrequest_c32", cpu, nil, "%.0f", false},
 	{"stdio seq p50/p99 ms", "stdio_seq", p50, p99, "%.3f", false},
 	{"stdio 64 in flight p50/p99 ms", "stdio_pipe64", p50, p99, "%.2f", false},
 	{"HTTP 1 client p50/p99 ms", "http_json_c1", p50, p99, "%.3f", false},
