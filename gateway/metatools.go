@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -128,14 +129,14 @@ func (g *Gateway) callToolMeta(ctx context.Context, req *mcp.CallToolRequest, in
 	}
 	// The arguments go on as the client wrote them (member order too).
 	var raw struct {
-		Arguments jsontext.Value `json:"arguments"`
+		Arguments json.RawMessage `json:"arguments"`
 	}
 	if err := jsonv2.Unmarshal(req.Params.Arguments, &raw, jsonv2.RejectUnknownMembers(false)); err != nil {
 		return nil, nil, err
 	}
 	args := raw.Arguments
 	if len(args) == 0 || string(args) == "null" {
-		args = jsontext.Value("{}")
+		args = json.RawMessage("{}")
 	}
 	if problems := g.validators.check(t, args); problems != "" {
 		return errResult(fmt.Sprintf("Invalid arguments for tool %q: %s. Use describe_tool to see its input schema.", in.Name, problems)), nil, nil
@@ -195,7 +196,7 @@ type validators struct {
 	m  map[*mcp.Tool]*mcp.InputValidator
 }
 
-func (v *validators) check(t *mcp.Tool, args jsontext.Value) string {
+func (v *validators) check(t *mcp.Tool, args json.RawMessage) string {
 	v.mu.Lock()
 	iv, ok := v.m[t]
 	v.mu.Unlock()

@@ -226,7 +226,7 @@ func (g *Gateway) discover(ctx context.Context, req *mcp.Request) (any, error) {
 
 // memberNames lists the members of params, for an error that says what
 // came instead of what was expected.
-func memberNames(params jsontext.Value) string {
+func memberNames(params []byte) string {
 	var m map[string]jsontext.Value
 	if jsonv2.Unmarshal(params, &m) != nil {
 		return ""

@@ -294,7 +294,7 @@ func BenchmarkTypedToolDocs(b *testing.B) {
 	if !ok {
 		b.Fatal("no tool")
 	}
-	req := &CallToolRequest{Params: &CallToolParams{Name: "list_documents", Arguments: jsontext.Value(docsArgs)}}
+	req := &CallToolRequest{Params: &CallToolParams{Name: "list_documents", Arguments: []byte(docsArgs)}}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

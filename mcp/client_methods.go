@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-
-	"github.com/go-json-experiment/json/jsontext"
 )
 
 // serverCaps returns the server's declared capabilities and revision.
@@ -143,7 +141,7 @@ func (cs *ClientSession) CallTool(ctx context.Context, name string, args any) (*
 		if err != nil {
 			return nil, fmt.Errorf("mcp: encoding the arguments of %s: %w", name, err)
 		}
-		p.Arguments = jsontext.Value(b)
+		p.Arguments = b
 	}
 	return cs.CallToolParams(ctx, p)
 }

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -317,11 +318,11 @@ func (cs *ClientSession) metaMembers(tasks bool) []byte {
 	if fixed == nil {
 		caps := cs.client.capabilities()
 		if tasks {
-			ext := make(map[string]jsontext.Value, len(caps.Extensions)+1)
+			ext := make(map[string]json.RawMessage, len(caps.Extensions)+1)
 			for k, v := range caps.Extensions {
 				ext[k] = v
 			}
-			ext[ExtensionTasks] = jsontext.Value("{}")
+			ext[ExtensionTasks] = json.RawMessage("{}")
 			caps.Extensions = ext
 		}
 		c, _ := marshal(caps)

@@ -3,7 +3,6 @@ package mcp
 import (
 	"fmt"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -83,25 +82,32 @@ type contentWire struct {
 	Meta        Meta              `json:"_meta,omitempty"`
 }
 
-func (c *TextContent) MarshalJSONTo(enc *jsontext.Encoder) error {
-	return json.MarshalEncode(enc, &contentWire{Type: "text", Text: &c.Text, Annotations: c.Annotations, Meta: c.Meta})
+// MarshalJSON encodes the block in its wire form, with its "type"
+// member. It is the encoding/json interface, so that encoding/json and
+// go-json-experiment write the same JSON for a block.
+func (c *TextContent) MarshalJSON() ([]byte, error) {
+	return marshal(&contentWire{Type: "text", Text: &c.Text, Annotations: c.Annotations, Meta: c.Meta})
 }
 
-func (c *ImageContent) MarshalJSONTo(enc *jsontext.Encoder) error {
-	return json.MarshalEncode(enc, &contentWire{Type: "image", Data: nonNil(c.Data), MIMEType: c.MIMEType, Annotations: c.Annotations, Meta: c.Meta})
+// MarshalJSON encodes the block in its wire form, with its "type" member.
+func (c *ImageContent) MarshalJSON() ([]byte, error) {
+	return marshal(&contentWire{Type: "image", Data: nonNil(c.Data), MIMEType: c.MIMEType, Annotations: c.Annotations, Meta: c.Meta})
 }
 
-func (c *AudioContent) MarshalJSONTo(enc *jsontext.Encoder) error {
-	return json.MarshalEncode(enc, &contentWire{Type: "audio", Data: nonNil(c.Data), MIMEType: c.MIMEType, Annotations: c.Annotations, Meta: c.Meta})
+// MarshalJSON encodes the block in its wire form, with its "type" member.
+func (c *AudioContent) MarshalJSON() ([]byte, error) {
+	return marshal(&contentWire{Type: "audio", Data: nonNil(c.Data), MIMEType: c.MIMEType, Annotations: c.Annotations, Meta: c.Meta})
 }
 
-func (c *ResourceLink) MarshalJSONTo(enc *jsontext.Encoder) error {
-	return json.MarshalEncode(enc, &contentWire{Type: "resource_link", URI: c.URI, Name: c.Name, Title: c.Title,
+// MarshalJSON encodes the block in its wire form, with its "type" member.
+func (c *ResourceLink) MarshalJSON() ([]byte, error) {
+	return marshal(&contentWire{Type: "resource_link", URI: c.URI, Name: c.Name, Title: c.Title,
 		Description: c.Description, MIMEType: c.MIMEType, Size: c.Size, Icons: c.Icons, Annotations: c.Annotations, Meta: c.Meta})
 }
 
-func (c *EmbeddedResource) MarshalJSONTo(enc *jsontext.Encoder) error {
-	return json.MarshalEncode(enc, &contentWire{Type: "resource", Resource: c.Resource, Annotations: c.Annotations, Meta: c.Meta})
+// MarshalJSON encodes the block in its wire form, with its "type" member.
+func (c *EmbeddedResource) MarshalJSON() ([]byte, error) {
+	return marshal(&contentWire{Type: "resource", Resource: c.Resource, Annotations: c.Annotations, Meta: c.Meta})
 }
 
 // nonNil keeps an empty data member present: "data" is required.
@@ -113,9 +119,9 @@ func nonNil(b []byte) []byte {
 }
 
 // decodeContent decodes one content block.
-func decodeContent(raw jsontext.Value) (Content, error) {
+func decodeContent(raw []byte) (Content, error) {
 	var w contentWire
-	if err := json.Unmarshal(raw, &w, jsontext.AllowInvalidUTF8(true)); err != nil {
+	if err := unmarshalValue(raw, &w); err != nil {
 		return nil, err
 	}
 	switch w.Type {

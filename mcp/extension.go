@@ -2,12 +2,12 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Extension methods are requests outside the spec's set that a server
@@ -44,11 +44,11 @@ func (s *Server) extension(method string) MethodHandler {
 
 // experimental is what the server declares under
 // capabilities.experimental.
-func (s *Server) experimental() map[string]jsontext.Value {
+func (s *Server) experimental() map[string]json.RawMessage {
 	if len(s.opts.Experimental) == 0 {
 		return nil
 	}
-	out := make(map[string]jsontext.Value, len(s.opts.Experimental))
+	out := make(map[string]json.RawMessage, len(s.opts.Experimental))
 	for k, v := range s.opts.Experimental {
 		data, err := jsonv2.Marshal(v)
 		if err != nil || len(data) == 0 || data[0] != '{' {

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -88,9 +89,9 @@ func (r *Request) NeedsInput() bool { return r.needInput != nil }
 
 // InputResponse returns the client's answer to the input request key,
 // given in this round or an earlier one, as raw JSON.
-func (r *Request) InputResponse(key string) (jsontext.Value, bool) {
+func (r *Request) InputResponse(key string) (json.RawMessage, bool) {
 	v, ok := r.inputs[key]
-	return v, ok
+	return json.RawMessage(v), ok
 }
 
 // InputAs decodes the client's answer to the input request key.
@@ -232,7 +233,7 @@ func (s *Server) stateTTL() time.Duration {
 
 // paramsDigest identifies the call a state belongs to: its params without
 // the members that change between rounds.
-func paramsDigest(params jsontext.Value) string {
+func paramsDigest(params []byte) string {
 	var m map[string]jsontext.Value
 	if jsonv2.Unmarshal(params, &m) != nil {
 		return ""

@@ -1,7 +1,7 @@
 package mcp
 
 import (
-	"github.com/go-json-experiment/json/jsontext"
+	"encoding/json"
 )
 
 // Meta is the _meta member that requests, results and most definitions
@@ -40,12 +40,12 @@ func (impl *Implementation) forRevision(r revision) *Implementation {
 
 // ClientCapabilities are what a client declares it supports.
 type ClientCapabilities struct {
-	Roots        *RootsCapability          `json:"roots,omitzero"`
-	Sampling     *SamplingCapability       `json:"sampling,omitzero"`
-	Elicitation  *ElicitationCapability    `json:"elicitation,omitzero"`
-	Tasks        jsontext.Value            `json:"tasks,omitzero"`
-	Experimental map[string]jsontext.Value `json:"experimental,omitempty"`
-	Extensions   map[string]jsontext.Value `json:"extensions,omitempty"`
+	Roots        *RootsCapability           `json:"roots,omitzero"`
+	Sampling     *SamplingCapability        `json:"sampling,omitzero"`
+	Elicitation  *ElicitationCapability     `json:"elicitation,omitzero"`
+	Tasks        json.RawMessage            `json:"tasks,omitzero"`
+	Experimental map[string]json.RawMessage `json:"experimental,omitempty"`
+	Extensions   map[string]json.RawMessage `json:"extensions,omitempty"`
 }
 
 // RootsCapability is present when the client can list its roots.
@@ -71,14 +71,14 @@ func (e *ElicitationCapability) url() bool  { return e != nil && e.URL != nil }
 
 // ServerCapabilities are what a server declares it supports.
 type ServerCapabilities struct {
-	Tools        *ToolCapabilities         `json:"tools,omitzero"`
-	Resources    *ResourceCapabilities     `json:"resources,omitzero"`
-	Prompts      *PromptCapabilities       `json:"prompts,omitzero"`
-	Logging      *struct{}                 `json:"logging,omitzero"`
-	Completions  *struct{}                 `json:"completions,omitzero"`
-	Tasks        *TasksCapability          `json:"tasks,omitzero"`
-	Experimental map[string]jsontext.Value `json:"experimental,omitempty"`
-	Extensions   map[string]jsontext.Value `json:"extensions,omitempty"`
+	Tools        *ToolCapabilities          `json:"tools,omitzero"`
+	Resources    *ResourceCapabilities      `json:"resources,omitzero"`
+	Prompts      *PromptCapabilities        `json:"prompts,omitzero"`
+	Logging      *struct{}                  `json:"logging,omitzero"`
+	Completions  *struct{}                  `json:"completions,omitzero"`
+	Tasks        *TasksCapability           `json:"tasks,omitzero"`
+	Experimental map[string]json.RawMessage `json:"experimental,omitempty"`
+	Extensions   map[string]json.RawMessage `json:"extensions,omitempty"`
 }
 
 // TasksCapability declares the 2025-11-25 tasks a server runs.
@@ -148,7 +148,7 @@ type Annotations struct {
 
 // ProgressToken is the token of a request whose progress is reported: the
 // exact JSON text (a string or an integer) the client sent.
-type ProgressToken = jsontext.Value
+type ProgressToken = json.RawMessage
 
 // ProgressNotificationParams are the params of notifications/progress.
 type ProgressNotificationParams struct {
@@ -160,8 +160,8 @@ type ProgressNotificationParams struct {
 
 // CancelledNotificationParams are the params of notifications/cancelled.
 type CancelledNotificationParams struct {
-	RequestID jsontext.Value `json:"requestId,omitzero"`
-	Reason    string         `json:"reason,omitempty"`
+	RequestID json.RawMessage `json:"requestId,omitzero"`
+	Reason    string          `json:"reason,omitempty"`
 }
 
 // PaginatedParams carry the cursor of a list request.

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"sync/atomic"
 
@@ -17,7 +18,7 @@ type Request struct {
 	// ID is the request id; it is zero for a notification.
 	ID jsonrpc.ID
 	// RawParams are the params exactly as received (nil when absent).
-	RawParams jsontext.Value
+	RawParams json.RawMessage
 	// Session is the client's session.
 	Session *ServerSession
 
@@ -157,7 +158,7 @@ func (r *Request) progressToken() ProgressToken {
 
 // findProgressToken reads _meta.progressToken from raw params without
 // decoding anything else. Only a string or an integer is a token.
-func findProgressToken(params jsontext.Value) ProgressToken {
+func findProgressToken(params []byte) ProgressToken {
 	if len(params) == 0 {
 		return nil
 	}

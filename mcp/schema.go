@@ -204,7 +204,7 @@ func isTrivialObjectSchema(m map[string]any) bool {
 
 // validate checks raw arguments (absent means {}) and returns the problems
 // as one sentence per fault, or "" if there are none.
-func (s *schema) validate(raw jsontext.Value) string {
+func (s *schema) validate(raw []byte) string {
 	if s.trivial {
 		return ""
 	}
@@ -279,7 +279,7 @@ func (s *schema) check(v any) string {
 
 // withDefaults returns raw arguments with the schema's top-level defaults
 // filled in for members that are absent.
-func (s *schema) withDefaults(raw jsontext.Value) jsontext.Value {
+func (s *schema) withDefaults(raw []byte) []byte {
 	if len(s.defaults) == 0 {
 		return raw
 	}
@@ -461,9 +461,9 @@ func NewInputValidator(inputSchema any) (*InputValidator, error) {
 
 // Validate returns "" for arguments the schema accepts, or the problems,
 // in words a model can act on. Absent arguments are {}.
-func (v *InputValidator) Validate(args jsontext.Value) string {
+func (v *InputValidator) Validate(args json.RawMessage) string {
 	if len(args) == 0 {
-		args = jsontext.Value("{}")
+		args = json.RawMessage("{}")
 	}
 	return v.s.validate(args)
 }

@@ -2,8 +2,8 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -230,7 +230,7 @@ func (s *Server) capabilities(r revision) ServerCapabilities {
 	if s.hasTaskTools() {
 		switch {
 		case r == rev20260728:
-			c.Extensions = map[string]jsontext.Value{ExtensionTasks: jsontext.Value("{}")}
+			c.Extensions = map[string]json.RawMessage{ExtensionTasks: json.RawMessage("{}")}
 		case r >= rev20251125:
 			c.Tasks = &TasksCapability{List: &struct{}{}, Cancel: &struct{}{}, Requests: &TaskRequestsCapability{Tools: &TaskToolsCapability{Call: &struct{}{}}}}
 		}

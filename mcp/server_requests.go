@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/go-json-experiment/json/jsontext"
+	"encoding/json"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
@@ -31,9 +31,9 @@ type CreateMessageParams struct {
 // SamplingMessage is one message of a sampling conversation. Content holds
 // one block or, from 2025-11-25, several.
 type SamplingMessage struct {
-	Role    Role           `json:"role"`
-	Content jsontext.Value `json:"content"`
-	Meta    Meta           `json:"_meta,omitempty"`
+	Role    Role            `json:"role"`
+	Content json.RawMessage `json:"content"`
+	Meta    Meta            `json:"_meta,omitempty"`
 }
 
 // NewSamplingMessage returns a message of one content block.
@@ -62,11 +62,11 @@ type ToolChoice struct {
 
 // CreateMessageResult is the client's sampled message.
 type CreateMessageResult struct {
-	Role       Role           `json:"role"`
-	Content    jsontext.Value `json:"content"`
-	Model      string         `json:"model"`
-	StopReason string         `json:"stopReason,omitempty"`
-	Meta       Meta           `json:"_meta,omitempty"`
+	Role       Role            `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Model      string          `json:"model"`
+	StopReason string          `json:"stopReason,omitempty"`
+	Meta       Meta            `json:"_meta,omitempty"`
 }
 
 // ElicitParams are the params of elicitation/create. Mode is "form" (the

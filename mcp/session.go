@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpgate/mcpgate/internal/sched"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
@@ -299,7 +298,7 @@ func (ss *ServerSession) admit(msg *jsonrpc.Message, w MessageWriter, respond fu
 	case state == stateCreated:
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: the session is not initialized; send initialize first (got %q)", truncateString(msg.Method, 64))
 	}
-	req := &Request{Method: msg.Method, ID: msg.ID, RawParams: jsontext.Value(msg.Params), Session: ss, w: w, respond: respond}
+	req := &Request{Method: msg.Method, ID: msg.ID, RawParams: msg.Params, Session: ss, w: w, respond: respond}
 	// initialize and ping are answered on the reading goroutine (see
 	// package sched); neither can be cancelled.
 	req.inline = sched.OnReader(true, msg.Method)
@@ -322,7 +321,7 @@ func (ss *ServerSession) admitPerRequest(ctx context.Context, msg *jsonrpc.Messa
 	if err != nil {
 		return nil, err
 	}
-	req := &Request{Method: msg.Method, ID: msg.ID, RawParams: jsontext.Value(msg.Params), Session: ss, w: w, respond: respond, rev: rev20260728, perRequest: m}
+	req := &Request{Method: msg.Method, ID: msg.ID, RawParams: msg.Params, Session: ss, w: w, respond: respond, rev: rev20260728, perRequest: m}
 	if inputMethods[msg.Method] {
 		req.principal = PrincipalFrom(ctx)
 		if err := ss.server.loadInputs(req); err != nil {
@@ -548,7 +547,7 @@ func (ss *ServerSession) handleResponse(msg *jsonrpc.Message) {
 }
 
 func (ss *ServerSession) handleNotification(ctx context.Context, msg *jsonrpc.Message, w MessageWriter) {
-	req := &Request{Method: msg.Method, RawParams: jsontext.Value(msg.Params), Session: ss, w: w, rev: ss.revision(), inline: true}
+	req := &Request{Method: msg.Method, RawParams: msg.Params, Session: ss, w: w, rev: ss.revision(), inline: true}
 	req.done.Store(true) // a notification can send nothing back
 	ctx = context.WithValue(ctx, requestKey{}, req)
 	if _, err := ss.server.call(ctx, req); err != nil {
@@ -557,7 +556,7 @@ func (ss *ServerSession) handleNotification(ctx context.Context, msg *jsonrpc.Me
 }
 
 // cancelRequest handles notifications/cancelled.
-func (ss *ServerSession) cancelRequest(raw jsontext.Value, reason string) {
+func (ss *ServerSession) cancelRequest(raw []byte, reason string) {
 	if len(raw) == 0 {
 		return
 	}

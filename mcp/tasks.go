@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -131,7 +132,7 @@ type DetailedTask struct {
 	TTLMs          *int64                   `json:"ttlMs"` // null is unlimited
 	PollIntervalMs int64                    `json:"pollIntervalMs,omitzero"`
 	InputRequests  map[string]*InputRequest `json:"inputRequests,omitempty"`
-	Result         jsontext.Value           `json:"result,omitzero"`
+	Result         json.RawMessage          `json:"result,omitzero"`
 	Error          *jsonrpc.Error           `json:"error,omitzero"`
 }
 
@@ -222,7 +223,7 @@ func (t *task) detailed(full bool) *DetailedTask {
 	case TaskInputRequired:
 		d.InputRequests = t.pending
 	case TaskCompleted:
-		d.Result = t.result
+		d.Result = json.RawMessage(t.result)
 	case TaskFailed:
 		d.Error = t.err
 	}

@@ -3,19 +3,21 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"time"
 
-	"github.com/go-json-experiment/json"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 )
 
 // Tool describes a tool. InputSchema and OutputSchema may be any value
 // that encodes as a JSON Schema object (a map, a json.RawMessage, a
-// jsontext.Value); AddTool infers both from Go types when they are nil.
+// []byte or string of JSON text); AddTool infers both from Go types when
+// they are nil.
 type Tool struct {
 	Name         string           `json:"name"`
 	Title        string           `json:"title,omitempty"`
@@ -60,8 +62,8 @@ type ToolExecution struct {
 
 // CallToolParams are the params of tools/call.
 type CallToolParams struct {
-	Name      string         `json:"name"`
-	Arguments jsontext.Value `json:"arguments,omitzero"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitzero"`
 	// Task asks a 2025-11-25 server to run the call as a task.
 	Task *TaskParams `json:"task,omitzero"`
 	Meta Meta        `json:"_meta,omitempty"`
@@ -83,7 +85,7 @@ func (r *CallToolResult) UnmarshalJSON(b []byte) error {
 		IsError           bool             `json:"isError"`
 		Meta              Meta             `json:"_meta"`
 	}
-	if err := json.Unmarshal(b, &w, jsontext.AllowInvalidUTF8(true)); err != nil {
+	if err := jsonv2.Unmarshal(b, &w, jsontext.AllowInvalidUTF8(true)); err != nil {
 		return err
 	}
 	content, err := decodeContents(w.Content)
