@@ -76,6 +76,27 @@ func BenchmarkEncodeCallToolResult(b *testing.B) {
 	}
 }
 
+// A tool's result of one 100 KB image (a screenshot, say) to JSON: as the
+// engine encodes it, its blocks in the same pass as the result, and
+// through the reflective encoder alone, which calls each block's
+// MarshalJSON.
+func BenchmarkEncodeImageResult(b *testing.B) {
+	r := &CallToolResult{Content: []Content{&ImageContent{Data: make([]byte, 100<<10), MIMEType: "image/png"}}}
+	for _, c := range []struct {
+		name string
+		enc  func(any) ([]byte, error)
+	}{{"engine", encodeResult}, {"reflect", marshal}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.enc(r); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // A tools/list result of 50 tools with small schemas to JSON.
 func BenchmarkEncodeToolsList50(b *testing.B) {
 	tools := make([]*Tool, 0, 50)

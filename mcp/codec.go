@@ -16,15 +16,30 @@ import (
 func marshal(v any) ([]byte, error) { return json.Marshal(v) }
 
 // encodeResult encodes a handler's result: a tool's result of text
-// blocks through the fast encoder (see appendToolResult), anything else
+// blocks through the fast encoder (see appendToolResult), another tool's
+// result with its blocks encoded in one pass (see block), anything else
 // with marshal.
 func encodeResult(res any) ([]byte, error) {
 	if r, ok := res.(*CallToolResult); ok && r != nil {
 		if b, ok := appendToolResult(make([]byte, 0, 64+textLen(r)), r); ok {
 			return b, nil
 		}
+		blocks := make([]block, len(r.Content))
+		for i, c := range r.Content {
+			blocks[i] = block{c}
+		}
+		return marshal(&toolResultWire{Content: blocks, StructuredContent: r.StructuredContent, IsError: r.IsError, Meta: r.Meta})
 	}
 	return marshal(res)
+}
+
+// toolResultWire is CallToolResult with its blocks as the engine encodes
+// them. TestToolResultFastEncoding holds the two to the same output.
+type toolResultWire struct {
+	Content           []block `json:"content"`
+	StructuredContent any     `json:"structuredContent,omitzero"`
+	IsError           bool    `json:"isError,omitzero"`
+	Meta              Meta    `json:"_meta,omitempty"`
 }
 
 func textLen(r *CallToolResult) int {

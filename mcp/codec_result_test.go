@@ -28,6 +28,15 @@ func TestToolResultFastEncoding(t *testing.T) {
 		{"result meta", &CallToolResult{Content: []Content{&TextContent{Text: "a"}}, Meta: Meta{"k": "v"}}, false},
 		{"image", &CallToolResult{Content: []Content{&ImageContent{Data: []byte{1}, MIMEType: "image/png"}}}, false},
 		{"invalid UTF-8", TextResult("a\xffb"), false},
+		{"every kind of block", &CallToolResult{Content: []Content{
+			&TextContent{Text: "t"},
+			&ImageContent{Data: []byte{1, 2}, MIMEType: "image/png"},
+			&AudioContent{MIMEType: "audio/wav"},
+			&ResourceLink{URI: "file:///a", Name: "a"},
+			&EmbeddedResource{Resource: &ResourceContents{URI: "file:///b", Blob: []byte{0}}},
+		}, StructuredContent: map[string]any{"n": 1}, IsError: true, Meta: Meta{"k": "v"}}, false},
+		{"nil blocks", &CallToolResult{Content: []Content{nil, (*ImageContent)(nil)}}, false},
+		{"invalid UTF-8 beside an image", &CallToolResult{Content: []Content{&ImageContent{}, &TextContent{Text: "a\xffb"}}}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package mcp
 import (
 	"fmt"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -10,7 +11,8 @@ import (
 // message: *TextContent, *ImageContent, *AudioContent, *ResourceLink or
 // *EmbeddedResource.
 type Content interface {
-	contentType() string
+	// wire returns the block's wire form; nil for a nil block.
+	wire() *contentWire
 }
 
 // TextContent is a block of text.
@@ -58,12 +60,6 @@ type EmbeddedResource struct {
 	Meta        Meta
 }
 
-func (*TextContent) contentType() string      { return "text" }
-func (*ImageContent) contentType() string     { return "image" }
-func (*AudioContent) contentType() string     { return "audio" }
-func (*ResourceLink) contentType() string     { return "resource_link" }
-func (*EmbeddedResource) contentType() string { return "resource" }
-
 // The wire form of every block: one struct, so encoding and decoding are a
 // single pass with no intermediate maps.
 type contentWire struct {
@@ -82,32 +78,71 @@ type contentWire struct {
 	Meta        Meta              `json:"_meta,omitempty"`
 }
 
+func (c *TextContent) wire() *contentWire {
+	if c == nil {
+		return nil
+	}
+	return &contentWire{Type: "text", Text: &c.Text, Annotations: c.Annotations, Meta: c.Meta}
+}
+
+func (c *ImageContent) wire() *contentWire {
+	if c == nil {
+		return nil
+	}
+	return &contentWire{Type: "image", Data: nonNil(c.Data), MIMEType: c.MIMEType, Annotations: c.Annotations, Meta: c.Meta}
+}
+
+func (c *AudioContent) wire() *contentWire {
+	if c == nil {
+		return nil
+	}
+	return &contentWire{Type: "audio", Data: nonNil(c.Data), MIMEType: c.MIMEType, Annotations: c.Annotations, Meta: c.Meta}
+}
+
+func (c *ResourceLink) wire() *contentWire {
+	if c == nil {
+		return nil
+	}
+	return &contentWire{Type: "resource_link", URI: c.URI, Name: c.Name, Title: c.Title,
+		Description: c.Description, MIMEType: c.MIMEType, Size: c.Size, Icons: c.Icons, Annotations: c.Annotations, Meta: c.Meta}
+}
+
+func (c *EmbeddedResource) wire() *contentWire {
+	if c == nil {
+		return nil
+	}
+	return &contentWire{Type: "resource", Resource: c.Resource, Annotations: c.Annotations, Meta: c.Meta}
+}
+
 // MarshalJSON encodes the block in its wire form, with its "type"
 // member. It is the encoding/json interface, so that encoding/json and
 // go-json-experiment write the same JSON for a block.
-func (c *TextContent) MarshalJSON() ([]byte, error) {
-	return marshal(&contentWire{Type: "text", Text: &c.Text, Annotations: c.Annotations, Meta: c.Meta})
-}
+func (c *TextContent) MarshalJSON() ([]byte, error) { return marshal(c.wire()) }
 
 // MarshalJSON encodes the block in its wire form, with its "type" member.
-func (c *ImageContent) MarshalJSON() ([]byte, error) {
-	return marshal(&contentWire{Type: "image", Data: nonNil(c.Data), MIMEType: c.MIMEType, Annotations: c.Annotations, Meta: c.Meta})
-}
+func (c *ImageContent) MarshalJSON() ([]byte, error) { return marshal(c.wire()) }
 
 // MarshalJSON encodes the block in its wire form, with its "type" member.
-func (c *AudioContent) MarshalJSON() ([]byte, error) {
-	return marshal(&contentWire{Type: "audio", Data: nonNil(c.Data), MIMEType: c.MIMEType, Annotations: c.Annotations, Meta: c.Meta})
-}
+func (c *AudioContent) MarshalJSON() ([]byte, error) { return marshal(c.wire()) }
 
 // MarshalJSON encodes the block in its wire form, with its "type" member.
-func (c *ResourceLink) MarshalJSON() ([]byte, error) {
-	return marshal(&contentWire{Type: "resource_link", URI: c.URI, Name: c.Name, Title: c.Title,
-		Description: c.Description, MIMEType: c.MIMEType, Size: c.Size, Icons: c.Icons, Annotations: c.Annotations, Meta: c.Meta})
-}
+func (c *ResourceLink) MarshalJSON() ([]byte, error) { return marshal(c.wire()) }
 
 // MarshalJSON encodes the block in its wire form, with its "type" member.
-func (c *EmbeddedResource) MarshalJSON() ([]byte, error) {
-	return marshal(&contentWire{Type: "resource", Resource: c.Resource, Annotations: c.Annotations, Meta: c.Meta})
+func (c *EmbeddedResource) MarshalJSON() ([]byte, error) { return marshal(c.wire()) }
+
+// block is a content block as the engine encodes it: in the same pass as
+// the result around it. Through MarshalJSON a block is encoded into a
+// buffer of its own, which the encoder then checks and copies: twice the
+// time and memory for a result of one 100 KB image (99 -> 205 us).
+type block struct{ c Content }
+
+func (b block) MarshalJSONTo(enc *jsontext.Encoder) error {
+	var w *contentWire
+	if b.c != nil {
+		w = b.c.wire()
+	}
+	return jsonv2.MarshalEncode(enc, w)
 }
 
 // nonNil keeps an empty data member present: "data" is required.

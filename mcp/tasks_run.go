@@ -300,7 +300,7 @@ func (s *Server) endTask(t *task, res *CallToolResult, err error) {
 			res = &CallToolResult{}
 		}
 		var merr error
-		if b, merr = marshal(resultForRevision(res, t.rev)); merr != nil {
+		if b, merr = encodeResult(resultForRevision(res, t.rev)); merr != nil {
 			rpcErr = jsonrpc.Errorf(jsonrpc.CodeInternalError, "Internal error: the server could not encode the task's result")
 		}
 	}
