@@ -169,46 +169,10 @@ func kindName(k jsontext.Kind) string {
 // findMember returns the raw value of the top-level member name of a JSON
 // object, or nil. It tolerates repeated names (the first counts) and
 // invalid UTF-8, and does not check the text after the member.
-func findMember(obj []byte, name string) []byte {
-	sd := getScanDecoder(obj, findOptions...)
-	defer sd.release()
-	d := &sd.dec
-	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
-		return nil
-	}
-	for d.PeekKind() == '"' {
-		k, err := d.ReadValue()
-		if err != nil {
-			return nil
-		}
-		if nameIs(k, name) {
-			v, err := d.ReadValue()
-			if err != nil {
-				return nil
-			}
-			end := int(d.InputOffset())
-			return obj[end-len(v) : end : end]
-		}
-		if d.SkipValue() != nil {
-			return nil
-		}
-	}
-	return nil
-}
-
-var findOptions = []jsontext.Options{jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true)}
+func findMember(obj []byte, name string) []byte { return wire.Member(obj, name) }
 
 // nameIs reports whether raw, a member name as read (quoted), is name.
-func nameIs(raw []byte, name string) bool {
-	if len(raw) < 2 {
-		return false
-	}
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw[1:len(raw)-1]) == name
-	}
-	u, _ := jsontext.AppendUnquote(nil, raw)
-	return string(u) == name
-}
+func nameIs(raw []byte, name string) bool { return wire.NameIs(raw, name) }
 
 // scanDecoder is a jsontext.Decoder kept for reuse: a new one costs a few
 // allocations, and the engine reads members of params and results on
