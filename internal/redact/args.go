@@ -53,8 +53,12 @@ func arg(args []string, i int) (string, bool) {
 	if a[0] != '-' && Token(a) {
 		return Marker, true
 	}
-	if flag, v, ok := strings.Cut(a, "="); ok && a[0] == '-' && v != "" && !redacted(v) && (Flag(flag) || Token(v)) {
-		return flag + "=" + Marker, true
+	if flag, v, ok := strings.Cut(a, "="); ok && a[0] == '-' && !strings.ContainsAny(flag, " \t\r\n") && v != "" && !redacted(v) && (Flag(flag) || Token(v)) {
+		// String runs over the result too, so that redacting it again
+		// changes nothing: it may read the flag part as something of
+		// its own (a user:password, a name=value).
+		r, _ := redactString(flag + "=" + Marker)
+		return r, true
 	}
 	return redactString(a)
 }
