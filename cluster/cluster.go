@@ -1,0 +1,123 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Options configure [Open]. The zero value needs only a URL.
+type Options struct {
+	// URL is the Redis server: redis://[user:password@]host:port/db, or
+	// rediss:// for TLS.
+	URL string
+	// ReplicaID names this replica in logs and metrics. Default: the
+	// host name and the process id, "host-1234".
+	ReplicaID string
+	// Prefix starts every key and channel, so that several deployments
+	// can share one Redis. Default "mcpgate:".
+	Prefix string
+	// Logger receives the cluster's diagnostics. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Cluster is one replica's connection to the state it shares with the
+// other replicas.
+type Cluster struct {
+	rdb    *redis.Client
+	opts   Options
+	tag    string // short, unique per process: routes messages to it
+	logger *slog.Logger
+}
+
+// Open connects to Redis and checks that it answers: an unreachable
+// Redis at start is an error naming it, never a replica that serves
+// without the state it was told to share.
+func Open(ctx context.Context, opts Options) (*Cluster, error) {
+	ro, err := redis.ParseURL(opts.URL)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: the Redis URL %q: %w (want redis://host:port/db)", redactURL(opts.URL), err)
+	}
+	if opts.ReplicaID == "" {
+		opts.ReplicaID = DefaultReplicaID()
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = "mcpgate:"
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	rdb := redis.NewClient(ro)
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := rdb.Ping(pctx).Err(); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("cluster: Redis at %s does not answer: %w", ro.Addr, err)
+	}
+	c := &Cluster{rdb: rdb, opts: opts, tag: newTag(), logger: opts.Logger.With("replica", opts.ReplicaID)}
+	return c, nil
+}
+
+// ReplicaID names this replica (Options.ReplicaID).
+func (c *Cluster) ReplicaID() string { return c.opts.ReplicaID }
+
+// Tag is this process's short unique name, which other replicas use to
+// address it; a restarted replica has a new one.
+func (c *Cluster) Tag() string { return c.tag }
+
+// Redis is the client, for the integrations built on this connection
+// (rate limits, stores).
+func (c *Cluster) Redis() *redis.Client { return c.rdb }
+
+// Key is name under the cluster's prefix.
+func (c *Cluster) Key(name string) string { return c.opts.Prefix + name }
+
+// Logger is the cluster's logger, which names the replica.
+func (c *Cluster) Logger() *slog.Logger { return c.logger }
+
+// Close ends the connection.
+func (c *Cluster) Close() error { return c.rdb.Close() }
+
+// DefaultReplicaID is the host name and the process id.
+func DefaultReplicaID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "mcpgate"
+	}
+	return host + "-" + strconv.Itoa(os.Getpid())
+}
+
+var tagEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// newTag returns 40 random bits as 8 lower-case characters.
+func newTag() string {
+	var b [5]byte
+	rand.Read(b[:])
+	return tagEncoding.EncodeToString(b[:])
+}
+
+// redactURL hides a password in a Redis URL, for error messages.
+func redactURL(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return u
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return u
+	}
+	return scheme + "://***@" + rest[at+1:]
+}
+
+// ErrUnavailable is the error of shared-state operations while Redis
+// cannot be reached.
+var ErrUnavailable = errors.New("cluster: the shared store (Redis) is unavailable")
