@@ -45,8 +45,10 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
+# MCPGATE_REQUIRE_SERVICES=1: a test whose redis-server, Postgres or
+# haproxy is missing fails rather than skips (internal/testservice).
 unit:
-	$(GO) test -race -count=1 ./...
+	MCPGATE_REQUIRE_SERVICES=1 $(GO) test -race -count=1 ./...
 
 fuzz:
 	@GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz.sh $(FUZZ_TARGETS)

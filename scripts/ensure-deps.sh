@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
-# Installs what the tests need on a fresh machine and nothing more: the
-# race detector needs cgo, so a C compiler. Debian packages only.
+# Installs what the tests need on a fresh machine and nothing more, from
+# Debian packages only: the race detector needs cgo, so a C compiler;
+# internal/testservice starts redis-server, Postgres and haproxy of its
+# own on loopback ports (never the system services the packages bring).
 set -euo pipefail
 
 need=()
 command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+command -v haproxy >/dev/null 2>&1 || need+=(haproxy)
+# Debian keeps initdb off PATH, under /usr/lib/postgresql/VERSION/bin.
+if ! command -v initdb >/dev/null 2>&1 && ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then
+	need+=(postgresql)
+fi
 
 if [ ${#need[@]} -eq 0 ]; then
 	exit 0
