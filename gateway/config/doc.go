@@ -15,8 +15,8 @@
 // A [Config] has a [Server] per upstream (a command, or a URL), with its
 // [ServerOptions] (start, timeouts, concurrency, protocol revision,
 // instances), and the sections for [Limits], [Audit], tenants ([Tenant]),
-// [ToolSearch] and [State]. A gateway that builds or changes a Config in
-// code calls [Config.Validate] itself.
+// [ToolSearch], [State] and [Cluster]. A gateway that builds or changes
+// a Config in code calls [Config.Validate] itself.
 //
 // # Diagnostics
 //

@@ -12,10 +12,10 @@ import (
 const Redaction = redact.Marker
 
 // Redacted returns a copy of c that is safe to print or log: env and
-// header values, bearerToken and clientSecret are [Redaction], and so is
-// every part of a string that came from a ${VAR} whose name says it
-// holds a secret (GITHUB_TOKEN, API_KEY, DB_PASSWORD) or whose value
-// reads as a token. Other interpolated parts show, as what they are:
+// header values, bearerToken, clientSecret and the password in
+// cluster.redis are [Redaction], and so is every part of a string that
+// came from a ${VAR} whose name says it holds a secret (GITHUB_TOKEN,
+// API_KEY, DB_PASSWORD) or whose value reads as a token. Other interpolated parts show, as what they are:
 // ${SCRATCH}/sandbox is a path. Beyond those guarantees it hides what
 // looks like a credential, by the rules of internal/redact: in the
 // arguments (redact.Args) the value of a flag such as --api-key, a value
@@ -28,6 +28,8 @@ func (c *Config) Redacted() *Config {
 	r := *c
 	r.Listen = c.show(c.Listen)
 	r.Builtins.TasksDB = c.show(c.Builtins.TasksDB)
+	r.Cluster.Redis = redactURL(c.show(c.Cluster.Redis))
+	r.Cluster.ReplicaID = c.show(c.Cluster.ReplicaID)
 	r.Warnings = slices.Clone(c.Warnings)
 	r.Servers = make(map[string]*Server, len(c.Servers))
 	for name, s := range c.Servers {

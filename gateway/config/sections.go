@@ -60,6 +60,12 @@ func (d *decoder) config(doc *yaml.Node) *Config {
 				{"db", func(v *yaml.Node, p []string) { c.State.DB = d.str(v, p) }},
 			}, nil)
 		}},
+		{"cluster", func(v *yaml.Node, p []string) {
+			d.fields(v, p, []field{
+				{"redis", func(v *yaml.Node, p []string) { c.Cluster.Redis = d.str(v, p) }},
+				{"replicaId", func(v *yaml.Node, p []string) { c.Cluster.ReplicaID = d.str(v, p) }},
+			}, nil)
+		}},
 		{"$schema", func(*yaml.Node, []string) {}},
 	}
 	d.fields(root, nil, ours, func(e pair, _ []string) bool {
@@ -71,10 +77,10 @@ func (d *decoder) config(doc *yaml.Node) *Config {
 		if strings.HasPrefix(e.key, "x-") {
 			return true // a place for YAML anchors, as in Compose files
 		}
-		if _, near := suggest(e.key, []string{"mcpServers", "servers", "listen", "separator", "builtins", "defaults", "limits", "audit", "tenants", "toolSearch", "state", "startWindow", "maxConcurrentStarts"}); near {
+		if _, near := suggest(e.key, []string{"mcpServers", "servers", "listen", "separator", "builtins", "defaults", "limits", "audit", "tenants", "toolSearch", "state", "cluster", "startWindow", "maxConcurrentStarts"}); near {
 			return false
 		}
-		d.warnf(npos(e.k), "mcpgate reads mcpServers (or servers), listen, separator, startWindow, maxConcurrentStarts, builtins, defaults, limits, audit, tenants, toolSearch and state",
+		d.warnf(npos(e.k), "mcpgate reads mcpServers (or servers), listen, separator, startWindow, maxConcurrentStarts, builtins, defaults, limits, audit, tenants, toolSearch, state and cluster",
 			"key %q ignored", e.key)
 		return true
 	})

@@ -39,6 +39,10 @@ type Config struct {
 	// State is where the gateway keeps what it learns as it runs: the
 	// pins of tool definitions.
 	State State `json:"state,omitempty"`
+	// Cluster shares the gateway's state with its other replicas, in
+	// Redis, so that any replica behind a load balancer serves any
+	// request. A reload does not change it.
+	Cluster Cluster `json:"cluster,omitempty"`
 
 	// Warnings are what Parse tolerated but a person may want to know:
 	// other clients' keys that mcpgate ignores, VS Code's inputs, unset
@@ -308,6 +312,20 @@ type State struct {
 	// else state.db beside the task store's default file. A reload does
 	// not change it.
 	DB string `json:"db,omitempty"`
+}
+
+// Cluster configures the state the gateway shares with its other
+// replicas. Without it, the gateway holds its state alone.
+type Cluster struct {
+	// Redis is the server the replicas share,
+	// redis://[user:password@]host:port/db or rediss:// for TLS. Empty
+	// means this process holds its state alone. The serve command's
+	// --redis and MCPGATE_REDIS_URL come before it.
+	Redis string `json:"redis,omitempty"`
+	// ReplicaID names this replica in logs and metrics. Default: the
+	// host name and the process id, "host-1234". The serve command's
+	// --replica-id and MCPGATE_REPLICA_ID come before it.
+	ReplicaID string `json:"replicaId,omitempty"`
 }
 
 // Tenant is a group of callers with what they may see and how fast.

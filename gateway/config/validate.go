@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -82,6 +83,7 @@ func (c *Config) validate() Errors {
 		// commits: a file it also writes elsewhere would wake it always.
 		v.errorf(v.src.at("state", "db"), "give the state database a file of its own, such as state.db beside the others", "state.db is also the audit or task database")
 	}
+	v.cluster(&c.Cluster)
 	if c.MaxConcurrentStarts < 0 {
 		v.errorf(v.src.at("maxConcurrentStarts"), "use a positive number, or leave it out for the number of CPUs", "maxConcurrentStarts is negative")
 	}
@@ -288,6 +290,25 @@ func (v *checker) url(u string, pos Pos) {
 		v.errorf(pos, "write an absolute URL such as https://example.com/mcp", "url must start with http:// or https://")
 	case parsed.Host == "":
 		v.errorf(pos, "write an absolute URL such as https://example.com/mcp", "url has no host")
+	}
+}
+
+// cluster checks the cluster section: a Redis URL that go-redis takes.
+// The URL is not quoted in messages: it may carry a password.
+func (v *checker) cluster(c *Cluster) {
+	if c.Redis != "" {
+		u, err := url.Parse(c.Redis)
+		switch {
+		case err != nil:
+			v.errorf(v.src.at("cluster", "redis"), "write redis://host:6379/0", "cluster.redis is not a valid URL")
+		case u.Scheme != "redis" && u.Scheme != "rediss":
+			v.errorf(v.src.at("cluster", "redis"), "write redis://host:6379/0, or rediss:// for TLS", "cluster.redis must start with redis:// or rediss://")
+		case u.Host == "":
+			v.errorf(v.src.at("cluster", "redis"), "write redis://host:6379/0", "cluster.redis has no host")
+		}
+	}
+	if strings.ContainsFunc(c.ReplicaID, unicode.IsControl) {
+		v.errorf(v.src.at("cluster", "replicaId"), "use letters, digits, '-' and '.', such as the host name", "cluster.replicaId holds a control character")
 	}
 }
 
