@@ -10,9 +10,13 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/mcpgate/mcpgate/internal/slogthrottle"
+	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
 // Options configure [Open]. The zero value needs only a URL.
@@ -28,6 +32,12 @@ type Options struct {
 	Prefix string
 	// Logger receives the cluster's diagnostics. Default slog.Default().
 	Logger *slog.Logger
+	// MaxEvents bounds the events kept per SSE stream for resumption;
+	// the oldest go first. Default 1000.
+	MaxEvents int
+	// EventTTL drops an SSE stream's events when it has had none for
+	// this long. Default 30 minutes, the session idle timeout's default.
+	EventTTL time.Duration
 }
 
 // Cluster is one replica's connection to the state it shares with the
@@ -37,6 +47,10 @@ type Cluster struct {
 	opts   Options
 	tag    string // short, unique per process: routes messages to it
 	logger *slog.Logger
+	outage *slog.Logger // once per outage, not once per failure
+	bus    *bus
+	stop   chan struct{}
+	once   sync.Once
 }
 
 // Open connects to Redis and checks that it answers: an unreachable
@@ -56,6 +70,12 @@ func Open(ctx context.Context, opts Options) (*Cluster, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.MaxEvents <= 0 {
+		opts.MaxEvents = 1000
+	}
+	if opts.EventTTL <= 0 {
+		opts.EventTTL = 30 * time.Minute
+	}
 	rdb := redis.NewClient(ro)
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -63,7 +83,11 @@ func Open(ctx context.Context, opts Options) (*Cluster, error) {
 		rdb.Close()
 		return nil, fmt.Errorf("cluster: Redis at %s does not answer: %w", ro.Addr, err)
 	}
-	c := &Cluster{rdb: rdb, opts: opts, tag: newTag(), logger: opts.Logger.With("replica", opts.ReplicaID)}
+	c := &Cluster{rdb: rdb, opts: opts, tag: newTag(), logger: opts.Logger.With("replica", opts.ReplicaID), stop: make(chan struct{})}
+	c.outage = slog.New(slogthrottle.New(c.logger.Handler(), nil))
+	c.renewAlive()
+	c.bus = newBus(c)
+	go c.heartbeat()
 	return c, nil
 }
 
@@ -84,8 +108,18 @@ func (c *Cluster) Key(name string) string { return c.opts.Prefix + name }
 // Logger is the cluster's logger, which names the replica.
 func (c *Cluster) Logger() *slog.Logger { return c.logger }
 
-// Close ends the connection.
-func (c *Cluster) Close() error { return c.rdb.Close() }
+// Close tells the other replicas this one has stopped and ends the
+// connection. Call it after the HTTP handler's Shutdown.
+func (c *Cluster) Close() error {
+	c.once.Do(func() {
+		close(c.stop)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		c.rdb.Del(ctx, c.Key("alive:"+c.tag))
+		c.bus.ps.Close()
+	})
+	return c.rdb.Close()
+}
 
 // DefaultReplicaID is the host name and the process id.
 func DefaultReplicaID() string {
@@ -121,3 +155,6 @@ func redactURL(u string) string {
 // ErrUnavailable is the error of shared-state operations while Redis
 // cannot be reached.
 var ErrUnavailable = errors.New("cluster: the shared store (Redis) is unavailable")
+
+// The Cluster is what mcphttp shares sessions through.
+var _ mcphttp.Cluster = (*Cluster)(nil)

@@ -163,16 +163,23 @@ func capsDeclare(caps ServerCapabilities, f feature, s *Server) bool {
 	return true
 }
 
+// promote ends ss's initialization, reporting whether it was initializing.
+func (s *Server) promote(ss *ServerSession) bool {
+	if !ss.state.CompareAndSwap(int32(stateInitializing), int32(stateOperating)) {
+		return false
+	}
+	if h := s.opts.InitializedHandler; h != nil {
+		go h(ss.ctx, ss)
+	}
+	return true
+}
+
 func (s *Server) handleNotification(ctx context.Context, req *Request) {
 	ss := req.Session
 	switch req.Method {
 	case notificationInitialized:
-		if !ss.state.CompareAndSwap(int32(stateInitializing), int32(stateOperating)) {
+		if !s.promote(ss) {
 			ss.logger.Debug("mcp: ignored notifications/initialized outside initialization")
-			return
-		}
-		if h := s.opts.InitializedHandler; h != nil {
-			go h(ss.ctx, ss)
 		}
 	case notificationCancelled:
 		var p CancelledNotificationParams

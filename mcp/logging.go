@@ -53,6 +53,7 @@ func (s *Server) setLevel(_ context.Context, req *Request) (any, error) {
 	req.Session.mu.Lock()
 	req.Session.logLevel = p.Level
 	req.Session.mu.Unlock()
+	req.Session.stateChanged()
 	return emptyResult{}, nil
 }
 

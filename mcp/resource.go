@@ -335,11 +335,13 @@ func (s *Server) subscribe(ctx context.Context, req *Request) (any, error) {
 	}
 	ss := req.Session
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
 	if _, ok := ss.subs[p.URI]; !ok && len(ss.subs) >= s.opts.MaxSubscriptions {
+		ss.mu.Unlock()
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: this session already holds %d resource subscriptions, the most allowed; unsubscribe from one (resources/unsubscribe) before subscribing to %q", s.opts.MaxSubscriptions, truncateString(p.URI, 128))
 	}
 	ss.subs[p.URI] = struct{}{}
+	ss.mu.Unlock()
+	ss.stateChanged()
 	return emptyResult{}, nil
 }
 
@@ -374,6 +376,7 @@ func (s *Server) unsubscribe(_ context.Context, req *Request) (any, error) {
 	ss.mu.Lock()
 	delete(ss.subs, p.URI)
 	ss.mu.Unlock()
+	ss.stateChanged()
 	return emptyResult{}, nil
 }
 

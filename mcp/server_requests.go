@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"encoding/json"
 	"github.com/mcpgate/mcpgate/jsonrpc"
@@ -241,6 +242,9 @@ func (ss *ServerSession) call(ctx context.Context, method string, params, result
 	ss.mu.Lock()
 	ss.nextID++
 	id := jsonrpc.IntID(ss.nextID)
+	if ss.idPrefix != "" {
+		id = jsonrpc.StringID(ss.idPrefix + strconv.FormatInt(ss.nextID, 10))
+	}
 	ss.pending[id] = ch
 	ss.mu.Unlock()
 	forget := func() {

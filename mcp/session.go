@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -34,6 +35,27 @@ type SessionOptions struct {
 	// every request stands alone. An unsupported version is read as
 	// 2025-03-26, the revision a client that names none is assumed to use.
 	Initialized *InitializeParams
+	// State restores what the client set in the session's life elsewhere
+	// (on another replica of the server): its log level and resource
+	// subscriptions.
+	State *SessionState
+	// StateChanged, when set, is called after the client changes the
+	// session's [SessionState] (logging/setLevel, resources/subscribe,
+	// resources/unsubscribe), before the request is answered: a
+	// transport that shares sessions among replicas saves it there.
+	StateChanged func(*ServerSession)
+	// RequestIDPrefix, when set, makes the ids of the session's requests
+	// to the client strings that start with it ("abc.1", "abc.2"), so
+	// that whichever replica receives the client's answer can tell which
+	// replica asked. Default: integer ids.
+	RequestIDPrefix string
+}
+
+// SessionState is what a client sets in its session after initialize and
+// expects to last: its log level and its resource subscriptions.
+type SessionState struct {
+	LogLevel      LoggingLevel `json:"logLevel,omitempty"`
+	Subscriptions []string     `json:"subscriptions,omitempty"`
 }
 
 // ServerSession is one client's connection to a Server: its negotiated
@@ -62,6 +84,8 @@ type ServerSession struct {
 	inflight map[jsonrpc.ID]*Request
 	pending  map[jsonrpc.ID]chan *jsonrpc.Message
 	nextID   int64
+	idPrefix string
+	changed  func(*ServerSession)
 }
 
 // NewSession starts a session whose unsolicited messages (list_changed,
@@ -78,7 +102,10 @@ func (s *Server) NewSession(out MessageWriter, opts *SessionOptions) *ServerSess
 		pending:  map[jsonrpc.ID]chan *jsonrpc.Message{},
 	}
 	if opts != nil {
-		ss.id = opts.ID
+		ss.id, ss.idPrefix, ss.changed = opts.ID, opts.RequestIDPrefix, opts.StateChanged
+		if opts.State != nil {
+			ss.setStateLocked(*opts.State)
+		}
 	}
 	ss.logger = s.logger
 	if ss.id != "" {
@@ -96,6 +123,42 @@ func (s *Server) NewSession(out MessageWriter, opts *SessionOptions) *ServerSess
 	s.offerView(out)
 	s.addSession(ss)
 	return ss
+}
+
+// State returns what the client has set in the session.
+func (ss *ServerSession) State() SessionState {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	st := SessionState{LogLevel: ss.logLevel}
+	for uri := range ss.subs {
+		st.Subscriptions = append(st.Subscriptions, uri)
+	}
+	slices.Sort(st.Subscriptions)
+	return st
+}
+
+// SetState replaces what the client has set in the session with st, as
+// another replica of the server reported it. It does not call
+// SessionOptions.StateChanged.
+func (ss *ServerSession) SetState(st SessionState) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.setStateLocked(st)
+}
+
+func (ss *ServerSession) setStateLocked(st SessionState) {
+	ss.logLevel = st.LogLevel
+	clear(ss.subs)
+	for _, uri := range st.Subscriptions {
+		ss.subs[uri] = struct{}{}
+	}
+}
+
+// stateChanged tells SessionOptions.StateChanged.
+func (ss *ServerSession) stateChanged() {
+	if ss.changed != nil {
+		ss.changed(ss)
+	}
 }
 
 // ID returns the session's id, or "" for an unnamed session.
@@ -297,6 +360,12 @@ func (ss *ServerSession) admit(msg *jsonrpc.Message, w MessageWriter, respond fu
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: %s needs params._meta with %q and %q", msg.Method, MetaProtocolVersion, MetaClientCapabilities)
 	case state == stateCreated:
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "Invalid Request: the session is not initialized; send initialize first (got %q)", truncateString(msg.Method, 64))
+	}
+	if state == stateInitializing && msg.Method != "ping" && msg.Method != "initialize" {
+		// The client considers itself initialized: its
+		// notifications/initialized was sent, maybe to another replica
+		// of this server that has not told this one yet.
+		ss.server.promote(ss)
 	}
 	req := &Request{Method: msg.Method, ID: msg.ID, RawParams: msg.Params, Session: ss, w: w, respond: respond}
 	// initialize and ping are answered on the reading goroutine (see

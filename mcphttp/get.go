@@ -27,7 +27,19 @@ func (h *Handler) serveGET(w http.ResponseWriter, r *http.Request) {
 	defer s.end()
 	c := newConn(w)
 	var st *stream
-	if last := r.Header.Get(headerLastEventID); last != "" {
+	last := r.Header.Get(headerLastEventID)
+	if s.shared {
+		name, seq := "g", -1
+		var err error
+		if last != "" {
+			name, seq, err = parseEventID(last)
+		}
+		if err == nil && (name == "g" || s.findStream(name) == nil && !s.issued(name)) {
+			h.serveSharedStream(w, r, s, name, seq)
+			return
+		}
+	}
+	if last != "" {
 		name, seq, err := parseEventID(last)
 		if err == nil {
 			st = s.findStream(name)

@@ -60,6 +60,9 @@ func NewHandler(s *mcp.Server, opts *Options) *Handler {
 	h.origins = newOrigins(&h.opts)
 	h.sessions.byID = map[string]*session{}
 	h.sessions.byOwner = map[owner]map[*session]struct{}{}
+	if h.opts.Cluster != nil {
+		h.opts.Cluster.Receive(h.receive)
+	}
 	return h
 }
 
@@ -214,6 +217,19 @@ func (h *Handler) lookup(w http.ResponseWriter, r *http.Request, id *jsonrpc.ID)
 		return nil
 	}
 	s := h.sessions.get(vals[0])
+	if s == nil && h.opts.Cluster != nil {
+		var err error
+		if s, err = h.localCopy(r, vals[0]); err != nil {
+			if errors.Is(err, errCallerFull) || errors.Is(err, errTableFull) {
+				h.refuseSession(w, id, err)
+				return nil
+			}
+			h.logger.Warn("mcphttp: could not load a session from the cluster", "session", vals[0], "error", err)
+			w.Header().Set("Retry-After", "1")
+			h.httpError(w, http.StatusServiceUnavailable, id, codeInternalError, "Service Unavailable: the store this server's replicas share sessions in does not answer, so this session cannot be served here now; retry shortly")
+			return nil
+		}
+	}
 	if s == nil || s.legacy || s.principal != h.opts.Principal(r) {
 		// Another principal's session is reported as unknown, so ids
 		// cannot be probed.
@@ -234,6 +250,8 @@ var (
 func (h *Handler) newSession(r *http.Request, legacy bool, out func(*session) mcp.MessageWriter) (*session, error) {
 	principal := h.opts.Principal(r)
 	s := &session{h: h, id: newSessionID(), principal: principal, owner: ownerOf(principal, r), legacy: legacy, streams: map[string]*stream{}, lastUsed: time.Now()}
+	s.shared = h.opts.Cluster != nil && !legacy
+	s.touched = s.lastUsed
 	s.key = principal + ":" + s.id
 	s.standalone = newStream(s, "g", true)
 	t := &h.sessions
@@ -245,12 +263,12 @@ func (h *Handler) newSession(r *http.Request, legacy bool, out func(*session) mc
 	}
 	if victim != nil {
 		t.remove(victim)
-		go victim.close()
+		go victim.close(!victim.shared)
 	}
 	t.add(s)
 	t.mu.Unlock()
 	s.out = out(s)
-	s.ss = h.server.NewSession(s.out, &mcp.SessionOptions{ID: s.id})
+	s.ss = h.server.NewSession(s.out, h.sessionOptions(s, nil))
 	return s, nil
 }
 
@@ -314,11 +332,21 @@ func (h *Handler) refuseSession(w http.ResponseWriter, id *jsonrpc.ID, err error
 		"Service Unavailable: the server holds the most sessions it allows, all busy; retry later")
 }
 
+// closeSession ends a session (DELETE, a failed initialize, an expiry).
 func (h *Handler) closeSession(s *session) {
 	h.sessions.mu.Lock()
 	h.sessions.remove(s)
 	h.sessions.mu.Unlock()
-	s.close()
+	s.close(true)
+}
+
+// dropSession ends this replica's copy of a shared session, which the
+// other replicas serve on.
+func (h *Handler) dropSession(s *session) {
+	h.sessions.mu.Lock()
+	h.sessions.remove(s)
+	h.sessions.mu.Unlock()
+	s.close(!s.shared)
 }
 
 // SessionCount returns the number of open sessions.
@@ -357,7 +385,9 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 	h.sessions.byOwner = map[owner]map[*session]struct{}{}
 	h.sessions.mu.Unlock()
 	for _, s := range all {
-		s.close()
+		// A shared session lives on in the cluster: its clients carry on
+		// with another replica.
+		s.close(!s.shared)
 	}
 	return err
 }

@@ -59,6 +59,13 @@ type Options struct {
 	// with Last-Event-ID. Default: an in-memory store bounded per session.
 	EventStore EventStore
 
+	// Cluster, when set, shares sessions with the other replicas of this
+	// server behind a load balancer, so that any of them serves any
+	// request: no sticky routing is needed. See [Cluster]. The legacy
+	// HTTP+SSE transport's sessions stay on the replica that holds their
+	// stream, and need sticky routing.
+	Cluster Cluster
+
 	// StreamResponses answers every request with an SSE stream, even when
 	// the result is all there is to send, as the TypeScript SDK does by
 	// default. Off, a request whose result comes first is answered with

@@ -35,7 +35,7 @@ func (h *Handler) servePerRequest(w http.ResponseWriter, r *http.Request, b *bod
 	// A session of its own, for this request only: it holds no state
 	// between requests. Its start gives us the server's view.
 	s := h.oneRequestSession(r, "per-request", &mcp.SessionOptions{})
-	defer s.close()
+	defer s.close(true)
 	if msg.Method == "tools/call" {
 		if e := checkParamHeaders(r, s.view, msg.Params); e != nil {
 			writeRPCError(w, http.StatusBadRequest, b.id, e)

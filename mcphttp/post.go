@@ -235,12 +235,16 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, s *session, b
 		ctx = r.Context()
 	}
 	ctx = mcp.WithPrincipal(ctx, s.principal)
+	s.touch()
 	if !b.request {
-		s.ss.Handle(ctx, b.raw, s.standalone)
+		if b.batch || !h.routeClientMessage(s, b.msg, b.raw) {
+			s.ss.Handle(ctx, b.raw, s.standalone)
+		}
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
 	st := s.newStream()
+	st.reqID = b.id
 	initialize := !b.batch && b.msg.Method == "initialize" && w.Header().Get(headerSessionID) == s.id
 	st.initialize = initialize
 	c := newConn(w)
@@ -261,6 +265,7 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, s *session, b
 		}
 		// A request cancelled by the client gets no reply; the HTTP
 		// response still has to end.
+		st.finish()
 		st.mu.Lock()
 		if !st.replied {
 			st.replied = true
@@ -329,7 +334,7 @@ func (h *Handler) serveStateless(w http.ResponseWriter, r *http.Request, b *body
 		opts.Initialized = &mcp.InitializeParams{ProtocolVersion: version}
 	}
 	s := h.oneRequestSession(r, "stateless", opts)
-	defer s.close()
+	defer s.close(true)
 	h.dispatch(w, r, s, b)
 }
 

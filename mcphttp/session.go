@@ -3,6 +3,7 @@ package mcphttp
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"net"
 	"net/http"
 	"strconv"
@@ -23,8 +24,12 @@ type session struct {
 	key        string // event-store key: principal and session together
 	legacy     bool
 	perRequest bool // one 2026-07-28 request: no event ids, no resumption
-	ss         *mcp.ServerSession
-	view       httpmeta.Server // the server's answers before a request runs
+	// shared: the session lives in Options.Cluster, and this is this
+	// replica's copy of it; ending the copy does not end the session.
+	shared  bool
+	touched time.Time // when the copy last postponed the record's expiry
+	ss      *mcp.ServerSession
+	view    httpmeta.Server // the server's answers before a request runs
 
 	standalone *stream
 	out        mcp.MessageWriter // where unsolicited messages go
@@ -87,10 +92,18 @@ func (s *session) expire() {
 	s.mu.Lock()
 	idle := s.active == 0 && time.Since(s.lastUsed) >= s.h.opts.SessionIdleTimeout
 	s.mu.Unlock()
-	if idle {
-		s.h.logger.Debug("mcphttp: idle session expired", "session", s.id)
-		s.h.closeSession(s)
+	if !idle {
+		return
 	}
+	if s.shared {
+		// Another replica may be serving it: only the copy goes, and the
+		// cluster expires the record itself.
+		s.h.logger.Debug("mcphttp: idle copy of a shared session dropped", "session", s.id)
+		s.h.dropSession(s)
+		return
+	}
+	s.h.logger.Debug("mcphttp: idle session expired", "session", s.id)
+	s.h.closeSession(s)
 }
 
 // newStream registers the stream of a POST.
@@ -98,7 +111,12 @@ func (s *session) newStream() *stream {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.next++
-	st := newStream(s, "p"+itoa(s.next), false)
+	name := "p" + itoa(s.next)
+	if s.shared {
+		// Unique in the cluster, and naming the replica that runs it.
+		name = "p" + s.h.opts.Cluster.Tag() + "." + itoa(s.next)
+	}
+	st := newStream(s, name, false)
 	st.sse = s.h.opts.StreamResponses
 	s.streams[st.name] = st
 	return st
@@ -109,7 +127,14 @@ func (s *session) issued(name string) bool {
 	if !strings.HasPrefix(name, "p") {
 		return false
 	}
-	n, err := strconv.Atoi(name[1:])
+	name = name[1:]
+	if s.shared {
+		var ok bool
+		if name, ok = strings.CutPrefix(name, s.h.opts.Cluster.Tag()+"."); !ok {
+			return false
+		}
+	}
+	n, err := strconv.Atoi(name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return err == nil && n >= 1 && n <= s.next
@@ -130,8 +155,9 @@ func (s *session) findStream(name string) *stream {
 	return s.streams[name]
 }
 
-// close ends the session's streams and its engine session.
-func (s *session) close() {
+// close ends the session's streams and its engine session; end ends a
+// shared session in the cluster too, where false drops this copy only.
+func (s *session) close(end bool) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -156,7 +182,49 @@ func (s *session) close() {
 		st.mu.Unlock()
 	}
 	s.ss.Close()
-	s.h.opts.EventStore.Forget(s.key)
+	if !s.shared {
+		s.h.opts.EventStore.Forget(s.key)
+		return
+	}
+	if end {
+		c := s.h.opts.Cluster
+		ctx, cancel := clusterCtx()
+		defer cancel()
+		if err := errors.Join(c.DeleteSession(ctx, s.id), c.ForgetEvents(ctx, s.key)); err != nil {
+			s.h.logger.Warn("mcphttp: could not end a session in the cluster", "session", s.id, "error", err)
+		}
+		s.h.sendEnvelope("", &envelope{Kind: "end", Session: s.id, Principal: s.principal})
+	}
+}
+
+// storeEvent stores an event of one of the session's streams: in the
+// cluster when the session is shared (seq 0 of the GET stream asks the
+// cluster to number it), else in the EventStore.
+func (s *session) storeEvent(stream string, seq int, data []byte, final bool) error {
+	if !s.shared {
+		return s.h.opts.EventStore.Append(s.key, stream, seq, data)
+	}
+	ctx, cancel := clusterCtx()
+	defer cancel()
+	_, err := s.h.opts.Cluster.AppendEvent(ctx, s.key, stream, seq, data, final)
+	return err
+}
+
+// replayEvents calls fn for the stored events of a stream after seq; a
+// shared stream's empty final event (the end of a request that was not
+// answered) is not passed on.
+func (s *session) replayEvents(stream string, after int, fn func(seq int, data []byte) error) error {
+	if !s.shared {
+		return s.h.opts.EventStore.Replay(s.key, stream, after, fn)
+	}
+	ctx, cancel := clusterCtx()
+	defer cancel()
+	return s.h.opts.Cluster.Replay(ctx, s.key, stream, after, func(seq int, data []byte, final bool) error {
+		if len(data) == 0 {
+			return nil
+		}
+		return fn(seq, data)
+	})
 }
 
 func itoa(n int) string {

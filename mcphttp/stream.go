@@ -49,6 +49,14 @@ type stream struct {
 	// an error reply there means no session was made, so the reply must
 	// not hand out its id.
 	initialize bool
+
+	// In a shared session: the id of the request the stream answers, kept
+	// at the head of its stored events once it turns into SSE (headed),
+	// so that a replica resuming it after this one stopped can answer it;
+	// ended once its last event is stored.
+	reqID  *jsonrpc.ID
+	headed bool
+	ended  bool
 }
 
 func newStream(sess *session, name string, standalone bool) *stream {
@@ -74,9 +82,31 @@ func (s *stream) emit(msg []byte, final bool) error {
 	if s.replied {
 		return nil // a late message for a stream already answered
 	}
+	if s.standalone && s.sess.shared {
+		// Any replica may send on the GET stream of a shared session; the
+		// one holding the stream writes what the cluster delivers.
+		return s.sess.storeEvent(s.name, 0, msg, false)
+	}
 	if final && !s.standalone {
 		s.replied = true
 		defer close(s.done)
+	}
+	if final && s.initialize && s.sess.shared && replyError(msg) == nil {
+		if err := s.sess.h.saveSession(s.sess); err != nil {
+			// The session cannot be shared, so it cannot be served.
+			s.sess.h.logger.Warn("mcphttp: could not save a new session in the cluster", "error", err)
+			msg = jsonrpc.AppendError(nil, *s.reqID, jsonrpc.Errorf(codeInternalError,
+				"Service Unavailable: the store this server's replicas share sessions in does not answer, so no session can begin; retry shortly"))
+			if s.c != nil && !s.sse {
+				h := s.c.w.Header()
+				h.Del(headerSessionID)
+				h.Set("Content-Type", "application/json")
+				h.Set("Retry-After", "1")
+				s.c.w.WriteHeader(http.StatusServiceUnavailable)
+				s.c.w.Write(msg)
+				return nil
+			}
+		}
 	}
 	if !s.sse && final {
 		// The reply came first: a plain JSON response, the cheapest for
@@ -97,8 +127,11 @@ func (s *stream) emit(msg []byte, final bool) error {
 	}
 	s.startSSE(false) // the event below flushes both
 	s.seq++
-	if err := s.sess.h.opts.EventStore.Append(s.sess.key, s.name, s.seq, msg); err != nil {
+	if err := s.sess.storeEvent(s.name, s.seq, msg, final && !s.standalone); err != nil {
 		s.sess.h.logger.Warn("mcphttp: could not store an event", "error", err)
+	}
+	if final && !s.standalone {
+		s.ended = true
 	}
 	if s.c != nil {
 		// The reply ends the response, whose end flushes it together
@@ -108,12 +141,39 @@ func (s *stream) emit(msg []byte, final bool) error {
 	return nil
 }
 
+// finish stores the end of a shared stream whose request ended without a
+// reply (cancelled), so that a replica following it stops.
+func (s *stream) finish() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.sess.shared || s.standalone || !s.sse || s.ended {
+		return
+	}
+	s.ended = true
+	s.seq++
+	if err := s.sess.storeEvent(s.name, s.seq, nil, true); err != nil {
+		s.sess.h.logger.Warn("mcphttp: could not store the end of a stream", "error", err)
+	}
+}
+
 // startSSE switches the attached connection to an event stream, opening
 // with a priming event (an id and no data) for clients of 2025-11-25 and
 // later, which lets them resume even before the first message. flush is
 // false when an event follows at once and flushes both.
 func (s *stream) startSSE(flush bool) {
 	s.sse = true
+	if s.sess.shared && !s.standalone && !s.headed {
+		// Before the priming event: a client may resume from it at
+		// another replica, which must then know what this stream answers.
+		s.headed = true
+		var head []byte
+		if s.reqID != nil {
+			head = s.reqID.Raw()
+		}
+		if err := s.sess.storeEvent(s.name, 0, head, false); err != nil {
+			s.sess.h.logger.Warn("mcphttp: could not store the head of a stream", "error", err)
+		}
+	}
 	c := s.c
 	if c == nil || c.sse {
 		return
@@ -255,7 +315,7 @@ func (s *stream) replay(c *conn, after int) error {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	c.w.WriteHeader(http.StatusOK)
-	err := s.sess.h.opts.EventStore.Replay(s.sess.key, s.name, after, func(seq int, data []byte) error {
+	err := s.sess.replayEvents(s.name, after, func(seq int, data []byte) error {
 		s.writeEvent(c, eventID(s.name, seq), data, true)
 		return nil
 	})

@@ -1,0 +1,161 @@
+package cluster_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpgate/mcpgate/cluster"
+	"github.com/mcpgate/mcpgate/conformance"
+	"github.com/mcpgate/mcpgate/internal/testservice"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
+)
+
+const hangBound = 20 * time.Second // a bound on a hang
+
+// replica is one server process's worth: its own mcp.Server and handler,
+// its own connection to the shared Redis.
+type replica struct {
+	c  *cluster.Cluster
+	h  *mcphttp.Handler
+	ts *httptest.Server
+}
+
+// replicas starts n replicas of the conformance fixtures server sharing
+// redis, behind a real HAProxy in round robin without stickiness.
+func replicas(t *testing.T, redisURL string, n int) ([]*replica, string) {
+	t.Helper()
+	var rs []*replica
+	var backends []string
+	for range n {
+		c, err := cluster.Open(context.Background(), cluster.Options{URL: redisURL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := mcphttp.NewHandler(conformance.NewServer(), &mcphttp.Options{Cluster: c, KeepAlive: time.Second})
+		ts := httptest.NewServer(h)
+		r := &replica{c: c, h: h, ts: ts}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			h.Shutdown(ctx)
+			ts.Close()
+			c.Close()
+		})
+		rs = append(rs, r)
+		backends = append(backends, strings.TrimPrefix(ts.URL, "http://"))
+	}
+	lb := testservice.HAProxy(t, backends, nil)
+	return rs, lb.URL() + "/mcp"
+}
+
+// TestSessionAcrossReplicas follows one session-era client through a
+// round-robin load balancer in front of three replicas: every request
+// may land on another replica, and the session behaves as with one.
+func TestSessionAcrossReplicas(t *testing.T) {
+	redis := testservice.Redis(t)
+	rs, url := replicas(t, redis.URL(), 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*hangBound)
+	defer cancel()
+
+	var mu sync.Mutex
+	var progress, logs int
+	c := mcp.NewClient(&mcp.Implementation{Name: "cluster-test", Version: "1"}, &mcp.ClientOptions{
+		ProtocolVersion: mcp.Version20251125,
+		ElicitationHandler: func(ctx context.Context, _ *mcp.ClientSession, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"username": "ada", "email": "ada@example.com"}}, nil
+		},
+		LoggingMessageHandler: func(context.Context, *mcp.ClientSession, *mcp.LoggingMessageParams) {
+			mu.Lock()
+			logs++
+			mu.Unlock()
+		},
+	})
+	cs, err := c.Connect(ctx, &mcphttp.ClientTransport{Endpoint: url, DisableLegacyFallback: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 6 {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil || len(res.Tools) == 0 {
+			t.Fatalf("tools/list: %v, %v", res, err)
+		}
+	}
+	pctx := mcp.WithProgress(ctx, func(*mcp.ProgressNotificationParams) {
+		mu.Lock()
+		progress++
+		mu.Unlock()
+	})
+	text := func(name string, args any) string {
+		t.Helper()
+		res, err := cs.CallTool(pctx, name, args)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if res.IsError || len(res.Content) == 0 {
+			t.Fatalf("%s: %+v", name, res)
+		}
+		tc, _ := res.Content[0].(*mcp.TextContent)
+		if tc == nil {
+			t.Fatalf("%s: %+v", name, res.Content[0])
+		}
+		return tc.Text
+	}
+	for range 3 {
+		text("test_tool_with_progress", nil)
+	}
+	if err := cs.SetLoggingLevel(ctx, "debug"); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		text("test_tool_with_logging", nil)
+	}
+	for i := range 3 {
+		if got := text("test_elicitation", map[string]any{"message": "who are you?"}); !strings.Contains(got, "ada@example.com") {
+			t.Fatalf("elicitation %d: the answer did not reach the call: %q", i, got)
+		}
+	}
+	for range 3 {
+		if got := text("test_reconnection", nil); !strings.Contains(got, "completed") {
+			t.Fatalf("reconnection: %q", got)
+		}
+	}
+	mu.Lock()
+	if progress < 3 || logs < 3 {
+		t.Errorf("progress notifications %d, log messages %d: want at least 3 of each", progress, logs)
+	}
+	mu.Unlock()
+	for i, r := range rs {
+		if r.h.SessionCount() == 0 {
+			t.Errorf("replica %d served none of the session's requests: the load balancer is not spreading them", i)
+		}
+	}
+	if err := cs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(hangBound)
+	for {
+		records, err := rs[0].c.SessionCount(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := 0
+		for _, r := range rs {
+			total += r.h.SessionCount()
+		}
+		if records == 0 && total == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after DELETE %d records and %d copies remain", records, total)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+var _ = http.StatusOK
