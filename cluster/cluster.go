@@ -51,6 +51,8 @@ type Cluster struct {
 	bus    *bus
 	stop   chan struct{}
 	once   sync.Once
+
+	stateKey []byte
 }
 
 // Open connects to Redis and checks that it answers: an unreachable
@@ -85,11 +87,29 @@ func Open(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	c := &Cluster{rdb: rdb, opts: opts, tag: newTag(), logger: opts.Logger.With("replica", opts.ReplicaID), stop: make(chan struct{})}
 	c.outage = slog.New(slogthrottle.New(c.logger.Handler(), nil))
+	if c.stateKey, err = c.loadStateKey(pctx); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("cluster: reading the shared state key from Redis at %s: %w", ro.Addr, err)
+	}
 	c.renewAlive()
 	c.bus = newBus(c)
 	go c.heartbeat()
 	return c, nil
 }
+
+// loadStateKey reads the key every replica signs request states with,
+// made by the first replica that asks.
+func (c *Cluster) loadStateKey(ctx context.Context) ([]byte, error) {
+	k := make([]byte, 32)
+	rand.Read(k)
+	if err := c.rdb.SetNX(ctx, c.Key("statekey"), k, 0).Err(); err != nil {
+		return nil, err
+	}
+	return c.rdb.Get(ctx, c.Key("statekey")).Bytes()
+}
+
+// StateKey implements [mcphttp.Cluster].
+func (c *Cluster) StateKey() []byte { return c.stateKey }
 
 // ReplicaID names this replica (Options.ReplicaID).
 func (c *Cluster) ReplicaID() string { return c.opts.ReplicaID }

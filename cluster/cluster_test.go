@@ -159,3 +159,39 @@ func TestSessionAcrossReplicas(t *testing.T) {
 }
 
 var _ = http.StatusOK
+
+// TestTaskAcrossReplicas creates a task through one replica and polls it,
+// answers its question and fetches its result through whichever replicas
+// the load balancer picks: each request about the task is handed to the
+// replica that runs it.
+func TestTaskAcrossReplicas(t *testing.T) {
+	redis := testservice.Redis(t)
+	rs, url := replicas(t, redis.URL(), 3)
+	for _, version := range []string{mcp.Version20251125, mcp.Version20260728} {
+		t.Run(version, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*hangBound)
+			defer cancel()
+			c := mcp.NewClient(&mcp.Implementation{Name: "cluster-test", Version: "1"}, &mcp.ClientOptions{
+				ProtocolVersion: version,
+				ElicitationHandler: func(ctx context.Context, _ *mcp.ClientSession, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+				},
+			})
+			cs, err := c.Connect(ctx, &mcphttp.ClientTransport{Endpoint: url, DisableLegacyFallback: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			for i := range 3 {
+				res, err := cs.CallToolAsTask(ctx, &mcp.CallToolParams{Name: "test_tool_with_task"}, &mcp.TaskCallOptions{PollInterval: 50 * time.Millisecond})
+				if err != nil {
+					t.Fatalf("task %d: %v", i, err)
+				}
+				if res.IsError {
+					t.Fatalf("task %d: %+v", i, res)
+				}
+			}
+		})
+	}
+	_ = rs
+}

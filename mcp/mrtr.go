@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"slices"
 	"bytes"
 	"context"
 	"crypto/hmac"
@@ -210,18 +211,40 @@ type requestState struct {
 	State     []byte                    `json:"s,omitempty"`
 }
 
-// stateKey signs request states: ServerOptions.StateKey, or a random key
-// per Server (then a state is good only for the process that made it).
+// stateKey signs request states: ServerOptions.StateKey, else the key
+// given to ShareStateKey, else a random key per Server (then a state is
+// good only for the process that made it).
 func (s *Server) stateKey() []byte {
 	s.stateKeyOnce.Do(func() {
 		if len(s.opts.StateKey) > 0 {
 			s.stateKeyVal = s.opts.StateKey
 			return
 		}
+		s.mu.Lock()
+		shared := s.sharedStateKey
+		s.mu.Unlock()
+		if len(shared) > 0 {
+			s.stateKeyVal = shared
+			return
+		}
 		s.stateKeyVal = make([]byte, 32)
 		rand.Read(s.stateKeyVal)
 	})
 	return s.stateKeyVal
+}
+
+// ShareStateKey gives the server the key that signs the request states of
+// 2026-07-28 input requests where ServerOptions.StateKey sets none, so
+// that a state one replica of the server issued is good at the others.
+// A transport that shares sessions among replicas calls it before
+// serving (mcphttp does, with Options.Cluster); later calls change
+// nothing.
+func (s *Server) ShareStateKey(key []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sharedStateKey == nil {
+		s.sharedStateKey = slices.Clone(key)
+	}
 }
 
 func (s *Server) stateTTL() time.Duration {

@@ -140,6 +140,8 @@ type Server struct {
 	taskTools atomic.Int32 // registered tools that may run as tasks
 
 	stateKeyOnce sync.Once
+	// sharedStateKey is ShareStateKey's key, under mu.
+	sharedStateKey []byte
 	stateKeyVal  []byte
 
 	perRequestInfoOnce sync.Once

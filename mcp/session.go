@@ -47,7 +47,9 @@ type SessionOptions struct {
 	// RequestIDPrefix, when set, makes the ids of the session's requests
 	// to the client strings that start with it ("abc.1", "abc.2"), so
 	// that whichever replica receives the client's answer can tell which
-	// replica asked. Default: integer ids.
+	// replica asked. Default: integer ids. The ids of the tasks its
+	// requests create start with it too, so that a replica polling a task
+	// can tell which replica runs it.
 	RequestIDPrefix string
 }
 

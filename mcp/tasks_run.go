@@ -153,7 +153,7 @@ func (s *Server) newTask(ctx context.Context, req *Request, p *CallToolParams, c
 	o := &s.opts.Tasks
 	now := time.Now()
 	t := &task{
-		id: newTaskID(), owner: PrincipalFrom(ctx), origin: req.Session, perRequest: req.perRequest != nil, rev: req.rev,
+		id: req.Session.idPrefix + newTaskID(), owner: PrincipalFrom(ctx), origin: req.Session, perRequest: req.perRequest != nil, rev: req.rev,
 		created: now, updated: now, ttl: o.ttl(), poll: o.pollInterval(),
 		cancel: cancel, status: TaskWorking, changed: make(chan struct{}), announced: make(chan struct{}),
 	}

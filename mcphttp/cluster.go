@@ -39,6 +39,11 @@ type Cluster interface {
 	// Tag is this replica's short unique name, letters and digits only;
 	// the ids it mints carry it, so that other replicas route to it.
 	Tag() string
+	// StateKey is a secret that every replica has the same of: it signs
+	// the request states of 2026-07-28 input requests (see
+	// mcp.Server.ShareStateKey), so that any replica opens the state
+	// another issued.
+	StateKey() []byte
 	// Alive reports whether the replica tagged tag is running.
 	Alive(ctx context.Context, tag string) bool
 
@@ -128,8 +133,12 @@ func clusterCtx() (context.Context, context.CancelFunc) {
 
 // envelope is a message between replicas about one session.
 type envelope struct {
-	Kind      string            `json:"k"` // "msg": a client's message; "end": the session ended; "state": the client changed its state
+	// Kind is "msg": a client's message; "end": the session ended;
+	// "state": the client changed its state; "call", "ack" and "reply":
+	// a request about a task, handed to the replica that runs it.
+	Kind      string            `json:"k"`
 	From      string            `json:"f"`
+	Call      string            `json:"c,omitempty"` // names a call, its ack and its reply
 	Session   string            `json:"s"`
 	Principal string            `json:"p,omitempty"`
 	Message   json.RawMessage   `json:"m,omitempty"`
@@ -158,6 +167,20 @@ func (h *Handler) sendEnvelope(tag string, e *envelope) {
 func (h *Handler) receive(b []byte) {
 	var e envelope
 	if json.Unmarshal(b, &e) != nil || e.From == h.opts.Cluster.Tag() {
+		return
+	}
+	switch e.Kind {
+	case "call":
+		h.sendEnvelope(e.From, &envelope{Kind: "ack", Call: e.Call})
+		go h.answerCall(&e)
+		return
+	case "ack", "reply":
+		if v, ok := h.calls.Load(e.Call); ok {
+			select {
+			case v.(chan *envelope) <- &e:
+			default:
+			}
+		}
 		return
 	}
 	s := h.sessions.get(e.Session)
@@ -230,13 +253,19 @@ var copyMu sync.Mutex
 // from its record, or returns nil when the cluster has none for the
 // caller (or cannot be asked: the error).
 func (h *Handler) localCopy(r *http.Request, id string) (*session, error) {
+	principal := h.opts.Principal(r)
+	return h.copyOf(id, principal, ownerOf(principal, r))
+}
+
+// copyOf is localCopy for principal's session id, counted against o.
+func (h *Handler) copyOf(id, principal string, o owner) (*session, error) {
 	ctx, cancel := clusterCtx()
 	defer cancel()
 	rec, err := h.opts.Cluster.LoadSession(ctx, id)
 	if err != nil || rec == nil || rec.Initialize == nil {
 		return nil, err
 	}
-	if rec.Principal != h.opts.Principal(r) || rec.Key != rec.Principal+":"+rec.ID {
+	if rec.Principal != principal || rec.Key != rec.Principal+":"+rec.ID {
 		return nil, nil
 	}
 	copyMu.Lock()
@@ -244,7 +273,7 @@ func (h *Handler) localCopy(r *http.Request, id string) (*session, error) {
 	if s := h.sessions.get(id); s != nil {
 		return s, nil
 	}
-	s := &session{h: h, id: id, principal: rec.Principal, owner: ownerOf(rec.Principal, r), key: rec.Key, shared: true, streams: map[string]*stream{}, lastUsed: time.Now(), touched: time.Now()}
+	s := &session{h: h, id: id, principal: rec.Principal, owner: o, key: rec.Key, shared: true, streams: map[string]*stream{}, lastUsed: time.Now(), touched: time.Now()}
 	s.standalone = newStream(s, "g", true)
 	t := &h.sessions
 	t.mu.Lock()
@@ -315,4 +344,148 @@ func (h *Handler) routeClientMessage(s *session, msg *jsonrpc.Message, raw []byt
 		h.sendEnvelope("", &envelope{Kind: "msg", Session: s.id, Principal: s.principal, Message: raw})
 	}
 	return false
+}
+
+// Tasks run on the replica whose request created them; their ids carry
+// its tag (see mcp.SessionOptions.RequestIDPrefix). A request about a
+// task that another replica runs is handed to it, and its answer comes
+// back the same way.
+
+// taskMethods are the requests that the replica running a task answers.
+var taskMethods = map[string]bool{"tasks/get": true, "tasks/result": true, "tasks/cancel": true, "tasks/update": true}
+
+// taskOwner returns the tag of the replica running the task that msg is
+// about, when that is another replica.
+func (h *Handler) taskOwner(msg *jsonrpc.Message) string {
+	if h.opts.Cluster == nil || msg == nil || !taskMethods[msg.Method] {
+		return ""
+	}
+	var p struct {
+		TaskID string `json:"taskId"`
+	}
+	if json.Unmarshal(msg.Params, &p) != nil {
+		return ""
+	}
+	tag, _, ok := strings.Cut(p.TaskID, ".")
+	if !ok || tag == "" || tag == h.opts.Cluster.Tag() {
+		return ""
+	}
+	return tag
+}
+
+// callAck bounds the wait for the replica running a task to take a
+// request about it: past it, the request failed to arrive.
+const callAck = 5 * time.Second
+
+// forwardTask hands a request about a task to the replica that runs it,
+// and writes its answer. s is nil for a 2026-07-28 request.
+func (h *Handler) forwardTask(w http.ResponseWriter, r *http.Request, s *session, b *body, tag string) {
+	call := newSessionID()
+	ch := make(chan *envelope, 2)
+	h.calls.Store(call, ch)
+	defer h.calls.Delete(call)
+	e := &envelope{Kind: "call", Call: call, Principal: h.opts.Principal(r), Message: b.raw}
+	if s != nil {
+		e.Session = s.id
+	}
+	h.sendEnvelope(tag, e)
+	perRequest := s == nil
+	fail := func(format string, args ...any) {
+		msg := jsonrpc.AppendError(nil, *b.id, jsonrpc.Errorf(CodeReplicaStopped, format, args...).WithData(map[string]any{"replica": tag}))
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(replyStatus(msg, perRequest))
+		w.Write(msg)
+	}
+	ack := time.NewTimer(callAck)
+	defer ack.Stop()
+	check := time.NewTicker(ownerCheck)
+	defer check.Stop()
+	acked := false
+	for {
+		select {
+		case e := <-ch:
+			if e.Kind == "ack" {
+				acked = true
+				continue
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(replyStatus(e.Message, perRequest))
+			w.Write(e.Message)
+			return
+		case <-ack.C:
+			if !acked {
+				fail("The server replica running this task did not take the request; retry it")
+				return
+			}
+		case <-check.C:
+			ctx, cancel := clusterCtx()
+			alive := h.opts.Cluster.Alive(ctx, tag)
+			cancel()
+			if !alive {
+				fail("The server replica running this task stopped, and the task with it: it failed. Start it again if it is safe to")
+				return
+			}
+		case <-r.Context().Done():
+			return
+		case <-h.closing:
+			fail("This server replica is shutting down; retry the request")
+			return
+		}
+	}
+}
+
+// answerCall serves a request about one of this replica's tasks that
+// another replica received, and sends the answer back.
+func (h *Handler) answerCall(e *envelope) {
+	reply := func(msg []byte) {
+		h.sendEnvelope(e.From, &envelope{Kind: "reply", Call: e.Call, Message: msg})
+	}
+	msg, err := jsonrpc.DecodeMessage(e.Message)
+	if err != nil || msg.Kind() != jsonrpc.KindRequest {
+		return
+	}
+	ctx := mcp.WithPrincipal(context.Background(), e.Principal)
+	out := &capture{}
+	if e.Session == "" {
+		ss := h.server.NewSession(out, &mcp.SessionOptions{RequestIDPrefix: h.opts.Cluster.Tag() + "."})
+		defer ss.Close()
+		ss.HandleMessage(ctx, msg, out)
+	} else {
+		s := h.sessions.get(e.Session)
+		if s == nil || s.principal != e.Principal {
+			var err error
+			if s, err = h.copyOf(e.Session, e.Principal, owner{principal: e.Principal, addr: "cluster"}); err != nil || s == nil {
+				reply(jsonrpc.AppendError(nil, msg.ID, jsonrpc.Errorf(codeSessionNotFound, "Not Found: session not found or ended; start a new one with initialize")))
+				return
+			}
+		}
+		if !s.begin() {
+			reply(jsonrpc.AppendError(nil, msg.ID, jsonrpc.Errorf(codeSessionNotFound, "Not Found: session ended; start a new one with initialize")))
+			return
+		}
+		defer s.end()
+		s.ss.HandleMessage(ctx, msg, out)
+	}
+	out.mu.Lock()
+	r := out.reply
+	out.mu.Unlock()
+	if r != nil {
+		reply(r)
+	}
+}
+
+// capture keeps the reply to one request; what the request sends on the
+// way is not relayed (a task's own messages go to its session's stream).
+type capture struct {
+	mu    sync.Mutex
+	reply []byte
+}
+
+func (c *capture) WriteMessage([]byte) error { return nil }
+
+func (c *capture) WriteReply(msg []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reply = msg
+	return nil
 }

@@ -46,6 +46,8 @@ type Handler struct {
 	// that would otherwise each need a goroutine waiting on it.
 	closingCtx  context.Context
 	closeCancel context.CancelFunc
+
+	calls sync.Map // call name → chan *envelope: requests handed to another replica
 }
 
 // NewHandler returns a Handler serving s.
@@ -62,6 +64,7 @@ func NewHandler(s *mcp.Server, opts *Options) *Handler {
 	h.sessions.byOwner = map[owner]map[*session]struct{}{}
 	if h.opts.Cluster != nil {
 		h.opts.Cluster.Receive(h.receive)
+		s.ShareStateKey(h.opts.Cluster.StateKey())
 	}
 	return h
 }

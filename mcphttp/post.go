@@ -243,6 +243,14 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, s *session, b
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	if tag := h.taskOwner(b.msg); tag != "" && !b.batch {
+		var of *session
+		if !s.perRequest {
+			of = s
+		}
+		h.forwardTask(w, r, of, b, tag)
+		return
+	}
 	st := s.newStream()
 	st.reqID = b.id
 	initialize := !b.batch && b.msg.Method == "initialize" && w.Header().Get(headerSessionID) == s.id
@@ -344,6 +352,10 @@ func (h *Handler) oneRequestSession(r *http.Request, kind string, opts *mcp.Sess
 	s := &session{h: h, principal: h.opts.Principal(r), streams: map[string]*stream{}, perRequest: kind == "per-request"}
 	s.key = s.principal + ":" + kind + ":" + newSessionID()
 	s.standalone = newStream(s, "g", true)
+	if h.opts.Cluster != nil {
+		// Tasks that its request creates name this replica.
+		opts.RequestIDPrefix = h.opts.Cluster.Tag() + "."
+	}
 	s.ss = h.server.NewSession(s.standalone, opts)
 	return s
 }
