@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"slices"
 	"bytes"
 	"context"
 	"crypto/hmac"
@@ -11,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 

@@ -142,7 +142,7 @@ type Server struct {
 	stateKeyOnce sync.Once
 	// sharedStateKey is ShareStateKey's key, under mu.
 	sharedStateKey []byte
-	stateKeyVal  []byte
+	stateKeyVal    []byte
 
 	perRequestInfoOnce sync.Once
 	perRequestInfo     []byte // the serverInfo of 2026-07-28 results, encoded
