@@ -15,6 +15,7 @@ require (
 )
 
 require (
+	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
