@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -73,19 +72,20 @@ func checkTotal(t *testing.T, s *Store, want int) {
 	}
 }
 
-func TestConcurrentWritesOneStore(t *testing.T) {
-	s := openStore(t)
+func testConcurrentWritesOneStore(t *testing.T, b backend) {
+	s := openStore(t, b)
 	shared := mustCreate(t, s, NewTask{Title: "shared"})
 	hammer(t, []*Store{s}, shared.ID, 50, "g")
 	checkTags(t, s, shared.ID, 50)
 	checkTotal(t, s, 51)
 }
 
-// Two Stores on one file have separate connection pools and separate
-// in-process write queues, so only SQLite's locking keeps them apart, as
-// it must for two processes.
-func TestConcurrentWritesTwoStores(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "tasks.db")
+// Two Stores on one database have separate connection pools and
+// separate in-process write queues, so only the database's locking (the
+// SQLite file's, the advisory lock in Postgres) keeps them apart, as it
+// must for two processes.
+func testConcurrentWritesTwoStores(t *testing.T, b backend) {
+	path := b.fresh(t)
 	var stores []*Store
 	for range 2 {
 		s, err := Open(path)
@@ -108,14 +108,14 @@ const (
 	envHelperTask = "TASKSTORE_TEST_HELPER_TASK"
 )
 
-// TestConcurrentWritesTwoProcesses runs this test binary a second time as
-// a writer (TestHelperWriterProcess) against the same file while this
-// process writes too.
-func TestConcurrentWritesTwoProcesses(t *testing.T) {
+// testConcurrentWritesTwoProcesses runs this test binary a second time
+// as a writer (TestHelperWriterProcess) against the same database while
+// this process writes too.
+func testConcurrentWritesTwoProcesses(t *testing.T, b backend) {
 	if testing.Short() {
 		t.Skip("starts a process")
 	}
-	path := filepath.Join(t.TempDir(), "tasks.db")
+	path := b.fresh(t)
 	s, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +152,7 @@ func TestConcurrentWritesTwoProcesses(t *testing.T) {
 func TestHelperWriterProcess(t *testing.T) {
 	path, id := os.Getenv(envHelperDB), os.Getenv(envHelperTask)
 	if path == "" {
-		t.Skip("run by TestConcurrentWritesTwoProcesses")
+		t.Skip("run by testConcurrentWritesTwoProcesses")
 	}
 	s, err := Open(path)
 	if err != nil {

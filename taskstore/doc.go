@@ -1,14 +1,19 @@
 // Package taskstore is the task list mcpgate serves by default: tasks kept
-// in a SQLite file (through the pure-Go modernc.org/sqlite driver) and the
-// MCP tools, prompt and resource that work on them.
+// in a SQLite file (through the pure-Go modernc.org/sqlite driver), or in
+// a Postgres database (through pgx) that several mcpgate replicas share,
+// and the MCP tools, prompt and resource that work on them.
 //
 // # The store
 //
 // [Open] opens a [Store] at a path ([DefaultPath] says where mcpgate keeps
-// it, or [EnvPath] overrides); its methods create, get, list, update,
-// complete and delete a [Task]. Several processes may share one file:
-// every write is a BEGIN IMMEDIATE transaction, so a read-modify-write
-// ([Store.Modify]) never loses a concurrent update. Errors that refuse a
+// it, or [EnvPath] overrides) or a postgres:// URL; its methods create,
+// get, list, update, complete and delete a [Task]. Several processes may
+// share one file or one Postgres database: every write is a transaction
+// that holds the database's write lock (SQLite's BEGIN IMMEDIATE, an
+// advisory lock in Postgres), so a read-modify-write ([Store.Modify])
+// never loses a concurrent update. The schema is versioned on both
+// (migrate.go); text Postgres cannot hold (NUL, invalid UTF-8) is
+// refused there as invalid input. Errors that refuse a
 // caller's input match [ErrInvalid], and an unknown id [ErrNotFound].
 //
 // # Serving it over MCP

@@ -2,10 +2,10 @@ package taskstore
 
 import (
 	"context"
-	"database/sql"
 	"encoding/base64"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -37,7 +37,7 @@ type ListResult struct {
 // keyset (the last task's created_at and id), not by offset, so tasks
 // created or deleted between calls never shift a page into duplicates or
 // gaps. Text search and the tag filter ignore case for ASCII letters
-// only, as SQLite's LIKE and NOCASE do.
+// only, as SQLite's LIKE and NOCASE do, on Postgres too.
 func (s *Store) List(ctx context.Context, o ListOptions) (ListResult, error) {
 	limit := o.Limit
 	if limit == 0 {
@@ -59,12 +59,18 @@ func (s *Store) List(ctx context.Context, o ListOptions) (ListResult, error) {
 		if n := utf8.RuneCountInString(q); n > maxQueryLen {
 			return ListResult{}, invalidf("query must be at most %d characters (got %d)", maxQueryLen, n)
 		}
-		where = append(where, `(title LIKE ? ESCAPE '\' OR description LIKE ? ESCAPE '\')`)
+		if err := s.d.checkText("query", q); err != nil {
+			return ListResult{}, err
+		}
+		where = append(where, s.d.contains)
 		pattern := "%" + escapeLike(q) + "%"
 		args = append(args, pattern, pattern)
 	}
 	if tag := strings.TrimSpace(o.Tag); tag != "" {
-		where = append(where, `EXISTS (SELECT 1 FROM json_each(tasks.tags) WHERE json_each.value = ? COLLATE NOCASE)`)
+		if err := s.d.checkText("tag", tag); err != nil {
+			return ListResult{}, err
+		}
+		where = append(where, s.d.hasTag)
 		args = append(args, tag)
 	}
 	filter := ""
@@ -85,22 +91,22 @@ func (s *Store) List(ctx context.Context, o ListOptions) (ListResult, error) {
 		// A row value comparison matches the (created_at DESC, id DESC)
 		// order exactly, ties on created_at included, and uses the index.
 		page += `(created_at, id) < (?, ?)`
-		pageArgs = append(args[:len(args):len(args)], created, id)
+		pageArgs = append(args[:len(args):len(args)], s.d.time(created), id)
 	}
 
 	// One read transaction, so the total and the page see the same tasks.
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := s.db.BeginTx(ctx, s.d.readTx)
 	if err != nil {
 		return ListResult{}, fmt.Errorf("taskstore: begin: %w", err)
 	}
 	defer tx.Rollback()
 	var res ListResult
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM tasks`+filter, args...).Scan(&res.Total); err != nil {
+	if err := tx.QueryRowContext(ctx, s.d.sql(`SELECT count(*) FROM tasks`+filter), args...).Scan(&res.Total); err != nil {
 		return ListResult{}, fmt.Errorf("taskstore: count: %w", err)
 	}
 	// One row more than the page tells whether another page follows.
-	rows, err := tx.QueryContext(ctx, `SELECT `+taskColumns+` FROM tasks`+page+
-		` ORDER BY created_at DESC, id DESC LIMIT ?`, append(pageArgs, limit+1)...)
+	rows, err := tx.QueryContext(ctx, s.d.sql(`SELECT `+taskColumns+` FROM tasks`+page+
+		` ORDER BY created_at DESC, id DESC LIMIT ?`), append(pageArgs, limit+1)...)
 	if err != nil {
 		return ListResult{}, fmt.Errorf("taskstore: list: %w", err)
 	}
@@ -136,19 +142,19 @@ func encodeCursor(created, id string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(created + " " + id))
 }
 
-func decodeCursor(c string) (created, id string, err error) {
+func decodeCursor(c string) (created time.Time, id string, err error) {
 	bad := invalidf("cursor %q is not valid: pass next_cursor from the previous page unchanged, or omit cursor to start from the newest task", clip(c))
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {
-		return "", "", bad
+		return time.Time{}, "", bad
 	}
-	created, id, ok := strings.Cut(string(b), " ")
+	text, id, ok := strings.Cut(string(b), " ")
 	if !ok || !validID(id) {
-		return "", "", bad
+		return time.Time{}, "", bad
 	}
-	t, err := parseTime(created)
-	if err != nil || formatTime(t) != created {
-		return "", "", bad
+	created, err = parseTime(text)
+	if err != nil || formatTime(created) != text {
+		return time.Time{}, "", bad
 	}
 	return created, id, nil
 }

@@ -18,9 +18,9 @@ func ids(tasks []Task) []string {
 	return out
 }
 
-func TestListFilters(t *testing.T) {
+func testListFilters(t *testing.T, b backend) {
 	ctx := context.Background()
-	s := openStore(t)
+	s := openStore(t, b)
 	byTitle := map[string]string{}
 	for _, n := range []NewTask{
 		{Title: "100% done", Tags: []string{"Work", "urgent"}},
@@ -79,9 +79,9 @@ func TestListFilters(t *testing.T) {
 	}
 }
 
-func TestListOrderAndPagination(t *testing.T) {
+func testListOrderAndPagination(t *testing.T, b backend) {
 	ctx := context.Background()
-	s := openStore(t)
+	s := openStore(t, b)
 	for i := range 23 {
 		mustCreate(t, s, NewTask{Title: fmt.Sprintf("task %d", i), Tags: []string{fmt.Sprint("mod", i%2)}})
 	}
@@ -89,8 +89,9 @@ func TestListOrderAndPagination(t *testing.T) {
 	// boundary inside a run of equal created_at must neither repeat nor
 	// skip any of them.
 	for i := range 12 {
-		_, err := s.db.Exec(`INSERT INTO tasks (id, title, tags, created_at, updated_at) VALUES (?, ?, '["mod0"]', ?, ?)`,
-			newID(), fmt.Sprint("tied ", i), "2020-01-01T00:00:00.000Z", "2020-01-01T00:00:00.000Z")
+		tied := s.d.time(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
+		_, err := s.db.Exec(s.d.sql(`INSERT INTO tasks (id, title, tags, created_at, updated_at) VALUES (?, ?, '["mod0"]', ?, ?)`),
+			newID(), fmt.Sprint("tied ", i), tied, tied)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,9 +158,9 @@ func TestListOrderAndPagination(t *testing.T) {
 
 // Keyset pages do not shift when tasks are added or removed between
 // calls, as offset pages would.
-func TestPaginationIsStableUnderWrites(t *testing.T) {
+func testPaginationIsStableUnderWrites(t *testing.T, b backend) {
 	ctx := context.Background()
-	s := openStore(t)
+	s := openStore(t, b)
 	for i := range 9 {
 		mustCreate(t, s, NewTask{Title: fmt.Sprint("task ", i)})
 	}
@@ -184,8 +185,8 @@ func TestPaginationIsStableUnderWrites(t *testing.T) {
 	}
 }
 
-func TestListErrors(t *testing.T) {
-	s := openStore(t)
+func testListErrors(t *testing.T, b backend) {
+	s := openStore(t, b)
 	b64 := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 	for _, tt := range []struct {
 		name  string

@@ -7,10 +7,12 @@ import (
 	"time"
 )
 
-// migrations are the schema's history: migration i brings the schema to
+// sqliteMigrations are the schema's history in SQLite, and
+// postgresMigrations in Postgres: migration i brings the schema to
 // version i+1. Append only; never edit one that has shipped, because
-// databases that applied it will not run it again.
-var migrations = []string{
+// databases that applied it will not run it again. A change to the
+// schema is a migration in both, with the same version.
+var sqliteMigrations = []string{
 	// 1: the tasks table. The CHECKs repeat the Go validation so that no
 	// other writer of the file (an older mcpgate, the sqlite3 shell) can
 	// store a task the tools cannot read back. The index serves List's
@@ -32,8 +34,34 @@ var migrations = []string{
 	CREATE INDEX tasks_newest ON tasks (created_at DESC, id DESC);`,
 }
 
-// migrate applies the migrations the database lacks, each in its own
-// write transaction. The version is checked again inside the transaction
+var postgresMigrations = []string{
+	// 1: the tasks table, as in SQLite, with Postgres's types: jsonb
+	// tags, timestamptz times, and ids compared byte by byte (COLLATE
+	// "C", SQLite's BINARY) whatever the database's locale. lower() and
+	// ILIKE fold case by the locale, SQLite's NOCASE and LIKE fold ASCII
+	// only: taskstore_ascii_lower keeps the filters alike.
+	`CREATE TABLE tasks (
+		id           text COLLATE "C" PRIMARY KEY,
+		title        text NOT NULL CHECK (char_length(title) BETWEEN 1 AND 500),
+		description  text NOT NULL DEFAULT '' CHECK (char_length(description) <= 20000),
+		status       text NOT NULL DEFAULT 'pending'
+		             CHECK (status IN ('pending', 'in_progress', 'done', 'cancelled')),
+		priority     text NOT NULL DEFAULT 'medium'
+		             CHECK (priority IN ('low', 'medium', 'high')),
+		tags         jsonb NOT NULL DEFAULT '[]' CHECK (jsonb_typeof(tags) = 'array'),
+		created_at   timestamptz NOT NULL,
+		updated_at   timestamptz NOT NULL,
+		completed_at timestamptz,
+		CHECK ((status = 'done') = (completed_at IS NOT NULL))
+	);
+	CREATE INDEX tasks_newest ON tasks (created_at DESC, id DESC);
+	CREATE FUNCTION taskstore_ascii_lower(s text) RETURNS text
+		LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+		AS $$ SELECT translate(s, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') $$;`,
+}
+
+// migrate applies the SQLite migrations the database lacks, each in its
+// own write transaction (Postgres has [postgres.Migrate]). The version is checked again inside the transaction
 // because another process may be migrating the same file at the same time.
 func (s *Store) migrate(ctx context.Context) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
@@ -49,7 +77,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err := s.checkVersion(ctx); err != nil {
 		return err
 	}
-	for i, m := range migrations {
+	for i, m := range sqliteMigrations {
 		version := i + 1
 		err := s.write(ctx, func(tx *sql.Tx) error {
 			current, err := schemaVersion(ctx, tx)
@@ -77,8 +105,8 @@ func (s *Store) checkVersion(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("taskstore: reading the schema version: %w", err)
 	}
-	if v > len(migrations) {
-		return fmt.Errorf("taskstore: the database has schema version %d, newer than this mcpgate supports (%d); use a newer mcpgate", v, len(migrations))
+	if v > len(sqliteMigrations) {
+		return fmt.Errorf("taskstore: the database has schema version %d, newer than this mcpgate supports (%d); use a newer mcpgate", v, len(sqliteMigrations))
 	}
 	return nil
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // EnvPath names the environment variable that, when set and not empty,
-// overrides [DefaultPath].
+// overrides [DefaultPath]: a file's path, or a postgres:// URL.
 const EnvPath = "MCPGATE_TASKS_DB"
 
 // DefaultPath returns where mcpgate keeps its tasks when not told

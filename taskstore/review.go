@@ -9,7 +9,6 @@ package taskstore
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 
@@ -77,27 +76,30 @@ func RegisterResources(s *mcp.Server, st *Store) {
 // openTasks returns the pending and in-progress tasks (with tag, when
 // given), in progress first, then high priority first, then newest
 // first: at most maxOpenShown of them, and how many more there are. The
-// order is SQLite's, so the first shown are the first of all, however
-// many there are.
+// order is the database's, so the first shown are the first of all,
+// however many there are.
 func openTasks(ctx context.Context, st *Store, tag string) ([]Task, int, error) {
 	filter := ` WHERE status IN ('pending', 'in_progress')`
 	var args []any
+	if err := st.d.checkText("tag", tag); err != nil {
+		return nil, 0, err
+	}
 	if tag != "" {
-		filter += ` AND EXISTS (SELECT 1 FROM json_each(tasks.tags) WHERE json_each.value = ? COLLATE NOCASE)`
+		filter += ` AND ` + st.d.hasTag
 		args = append(args, tag)
 	}
-	tx, err := st.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := st.db.BeginTx(ctx, st.d.readTx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("taskstore: begin: %w", err)
 	}
 	defer tx.Rollback()
 	var total int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM tasks`+filter, args...).Scan(&total); err != nil {
+	if err := tx.QueryRowContext(ctx, st.d.sql(`SELECT count(*) FROM tasks`+filter), args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("taskstore: count: %w", err)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+taskColumns+` FROM tasks`+filter+
+	rows, err := tx.QueryContext(ctx, st.d.sql(`SELECT `+taskColumns+` FROM tasks`+filter+
 		` ORDER BY status = 'in_progress' DESC, CASE priority WHEN 'high' THEN 0 WHEN 'medium' THEN 1 ELSE 2 END,`+
-		` created_at DESC, id DESC LIMIT ?`, append(args, maxOpenShown)...)
+		` created_at DESC, id DESC LIMIT ?`), append(args, maxOpenShown)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("taskstore: list: %w", err)
 	}

@@ -39,8 +39,8 @@ func inOrder(s string, want ...string) bool {
 	return true
 }
 
-func TestReviewPromptShowsTheOpenTasksInProgressFirstThenByPriority(t *testing.T) {
-	st := openStore(t)
+func testReviewPromptShowsTheOpenTasksInProgressFirstThenByPriority(t *testing.T, b backend) {
+	st := openStore(t, b)
 	seed(t, st)
 	c := serve(t, st)
 	c.initialize()
@@ -103,7 +103,7 @@ func TestReviewPromptShowsTheOpenTasksInProgressFirstThenByPriority(t *testing.T
 	}
 }
 
-func TestOpenTasksResourceIsTheOpenTasksAsMarkdown(t *testing.T) {
+func testOpenTasksResourceIsTheOpenTasksAsMarkdown(t *testing.T, b backend) {
 	for _, tt := range []struct {
 		name    string
 		tasks   int // besides seed's, all pending
@@ -115,7 +115,7 @@ func TestOpenTasksResourceIsTheOpenTasksAsMarkdown(t *testing.T) {
 		{"more than fit", maxOpenShown, []string{"medium in progress", "high pending work", "- … and 4 more (list_tasks finds them)\n"}, []string{"finished"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			st := openStore(t)
+			st := openStore(t, b)
 			seed(t, st)
 			for i := range tt.tasks {
 				if _, err := st.Create(context.Background(), NewTask{Title: fmt.Sprintf("extra %d", i)}); err != nil {
@@ -162,8 +162,8 @@ func TestOpenTasksResourceIsTheOpenTasksAsMarkdown(t *testing.T) {
 	}
 }
 
-func TestOpenTasksResourceOfAnEmptyStore(t *testing.T) {
-	c := serve(t, openStore(t))
+func testOpenTasksResourceOfAnEmptyStore(t *testing.T, b backend) {
+	c := serve(t, openStore(t, b))
 	c.initialize()
 	var read struct {
 		Contents []struct {

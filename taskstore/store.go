@@ -11,13 +11,15 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/postgres"
 	"github.com/mcpgate/mcpgate/internal/sqlitefile"
 )
 
 // Store is a task database. Its methods are safe for concurrent use.
 type Store struct {
 	db   *sql.DB
-	path string
+	path string // for messages: a Postgres URL's password is hidden
+	d    *dialect
 	// writer admits one write transaction of this process at a time.
 	// SQLite allows one writer anyway, and its busy handler waits by
 	// sleeping and polling; queueing here instead keeps writers of one
@@ -28,7 +30,14 @@ type Store struct {
 
 // Open opens the task database at path, creating the file and its parent
 // directories (mode 0700) as needed, and brings its schema up to date.
+// A postgres:// or postgresql:// URL in place of the path opens the
+// tasks in that Postgres database instead, creating its tables as
+// needed; several mcpgate processes may share it as they may share a
+// file.
 func Open(path string) (*Store, error) {
+	if postgres.IsURL(path) {
+		return openPostgres(path)
+	}
 	// Every transaction that is not read-only takes the write lock at
 	// BEGIN (_txlock=immediate): a deferred one that upgrades later can
 	// fail with SQLITE_BUSY without the busy handler ever being
@@ -41,7 +50,7 @@ func Open(path string) (*Store, error) {
 	// serve concurrent tool calls without opening one per call.
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)
-	s := &Store{db: db, path: abs, writer: make(chan struct{}, 1)}
+	s := &Store{db: db, path: abs, d: sqliteDialect, writer: make(chan struct{}, 1)}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*sqlitefile.BusyTimeout)
 	defer cancel()
 	// A connection runs the DSN's pragmas as it opens, so this is where a
@@ -57,7 +66,25 @@ func Open(path string) (*Store, error) {
 	return s, nil
 }
 
-// Path returns the absolute path of the database file.
+// openPostgres is Open for a Postgres URL.
+func openPostgres(url string) (*Store, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*sqlitefile.BusyTimeout)
+	defer cancel()
+	db, err := postgres.Open(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("taskstore: %w", err)
+	}
+	db.SetMaxOpenConns(8)
+	db.SetMaxIdleConns(8)
+	if err := postgres.Migrate(ctx, db, "taskstore_migrations", "taskstore", postgresMigrations); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &Store{db: db, path: postgres.Redact(url), d: postgresDialect, writer: make(chan struct{}, 1)}, nil
+}
+
+// Path returns the absolute path of the database file, or the URL of a
+// Postgres database with its password hidden.
 func (s *Store) Path() string { return s.path }
 
 // Close closes the database. Calls in progress may fail.
@@ -77,6 +104,11 @@ func (s *Store) write(ctx context.Context, fn func(*sql.Tx) error) error {
 		return fmt.Errorf("taskstore: begin: %w", err)
 	}
 	defer tx.Rollback()
+	if s.d.lock != nil {
+		if err := s.d.lock(ctx, tx); err != nil {
+			return fmt.Errorf("taskstore: lock: %w", err)
+		}
+	}
 	if err := fn(tx); err != nil {
 		return err
 	}
@@ -109,6 +141,9 @@ func (s *Store) Create(ctx context.Context, n NewTask) (Task, error) {
 	if err := normalize(&t); err != nil {
 		return Task{}, err
 	}
+	if err := s.d.storable(&t); err != nil {
+		return Task{}, err
+	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		// Stamped under the write lock, so created_at follows the order
 		// in which tasks are stored, the order List pages by.
@@ -117,10 +152,10 @@ func (s *Store) Create(ctx context.Context, n NewTask) (Task, error) {
 		if t.Status == StatusDone {
 			t.CompletedAt = t.CreatedAt
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO tasks (id, title, description, status, priority, tags, created_at, updated_at, completed_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		_, err := tx.ExecContext(ctx, s.d.sql(`INSERT INTO tasks (id, title, description, status, priority, tags, created_at, updated_at, completed_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 			t.ID, t.Title, t.Description, t.Status, t.Priority, tagsJSON(t.Tags),
-			formatTime(t.CreatedAt), formatTime(t.UpdatedAt), nullTime(t.CompletedAt))
+			s.d.time(t.CreatedAt), s.d.time(t.UpdatedAt), s.d.nullTime(t.CompletedAt))
 		if err != nil {
 			return fmt.Errorf("taskstore: insert: %w", err)
 		}
@@ -134,7 +169,7 @@ func (s *Store) Create(ctx context.Context, n NewTask) (Task, error) {
 
 // Get returns the task with the given id.
 func (s *Store) Get(ctx context.Context, id string) (Task, error) {
-	return getTask(ctx, s.db, id)
+	return getTask(ctx, s.d, s.db, id)
 }
 
 // Patch lists the fields Update changes; nil fields are left alone, so an
@@ -198,7 +233,7 @@ func (s *Store) Complete(ctx context.Context, id string) (Task, error) {
 func (s *Store) Modify(ctx context.Context, id string, fn func(*Task) error) (Task, error) {
 	var out Task
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		old, err := getTask(ctx, tx, id)
+		old, err := getTask(ctx, s.d, tx, id)
 		if err != nil {
 			return err
 		}
@@ -208,6 +243,9 @@ func (s *Store) Modify(ctx context.Context, id string, fn func(*Task) error) (Ta
 			return err
 		}
 		if err := normalize(&t); err != nil {
+			return err
+		}
+		if err := s.d.storable(&t); err != nil {
 			return err
 		}
 		t.ID, t.CreatedAt, t.UpdatedAt, t.CompletedAt = old.ID, old.CreatedAt, old.UpdatedAt, old.CompletedAt
@@ -226,10 +264,10 @@ func (s *Store) Modify(ctx context.Context, id string, fn func(*Task) error) (Ta
 		case old.Status != StatusDone:
 			t.CompletedAt = t.UpdatedAt
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE tasks SET title = ?, description = ?, status = ?, priority = ?, tags = ?,
-			updated_at = ?, completed_at = ? WHERE id = ?`,
+		_, err = tx.ExecContext(ctx, s.d.sql(`UPDATE tasks SET title = ?, description = ?, status = ?, priority = ?, tags = ?,
+			updated_at = ?, completed_at = ? WHERE id = ?`),
 			t.Title, t.Description, t.Status, t.Priority, tagsJSON(t.Tags),
-			formatTime(t.UpdatedAt), nullTime(t.CompletedAt), t.ID)
+			s.d.time(t.UpdatedAt), s.d.nullTime(t.CompletedAt), t.ID)
 		if err != nil {
 			return fmt.Errorf("taskstore: update: %w", err)
 		}
@@ -244,8 +282,11 @@ func (s *Store) Modify(ctx context.Context, id string, fn func(*Task) error) (Ta
 
 // Delete removes a task for good.
 func (s *Store) Delete(ctx context.Context, id string) error {
+	if s.d.checkText("id", id) != nil {
+		return &notFoundError{id: clip(id)}
+	}
 	return s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM tasks WHERE id = ?`, id)
+		res, err := tx.ExecContext(ctx, s.d.sql(`DELETE FROM tasks WHERE id = ?`), id)
 		if err != nil {
 			return fmt.Errorf("taskstore: delete: %w", err)
 		}
@@ -262,8 +303,11 @@ type queryer interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-func getTask(ctx context.Context, q queryer, id string) (Task, error) {
-	t, err := scanTask(q.QueryRowContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = ?`, id))
+func getTask(ctx context.Context, d *dialect, q queryer, id string) (Task, error) {
+	if d.checkText("id", id) != nil {
+		return Task{}, &notFoundError{id: clip(id)} // no task has an id the database cannot hold
+	}
+	t, err := scanTask(q.QueryRowContext(ctx, d.sql(`SELECT `+taskColumns+` FROM tasks WHERE id = ?`), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Task{}, &notFoundError{id: clip(id)}
 	}
@@ -273,9 +317,9 @@ func getTask(ctx context.Context, q queryer, id string) (Task, error) {
 // scanTask reads the columns of taskColumns from a *sql.Row or *sql.Rows.
 func scanTask(row interface{ Scan(...any) error }) (Task, error) {
 	var (
-		t                      Task
-		tags, created, updated string
-		completed              sql.NullString
+		t                           Task
+		tags                        string
+		created, updated, completed any // text in SQLite, timestamptz in Postgres
 	)
 	if err := row.Scan(&t.ID, &t.Title, &t.Description, &t.Status, &t.Priority, &tags, &created, &updated, &completed); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
@@ -284,11 +328,9 @@ func scanTask(row interface{ Scan(...any) error }) (Task, error) {
 		return Task{}, fmt.Errorf("taskstore: read: %w", err)
 	}
 	var errs [4]error
-	t.CreatedAt, errs[0] = parseTime(created)
-	t.UpdatedAt, errs[1] = parseTime(updated)
-	if completed.Valid {
-		t.CompletedAt, errs[2] = parseTime(completed.String)
-	}
+	t.CreatedAt, errs[0] = timeValue(created)
+	t.UpdatedAt, errs[1] = timeValue(updated)
+	t.CompletedAt, errs[2] = timeValue(completed)
 	errs[3] = json.Unmarshal([]byte(tags), &t.Tags)
 	if err := errors.Join(errs[:]...); err != nil {
 		return Task{}, fmt.Errorf("taskstore: task %s is stored in a form this version cannot read: %w", t.ID, err)
@@ -305,11 +347,4 @@ func tagsJSON(tags []string) string {
 	}
 	b, _ := json.Marshal(tags) // a []string always encodes
 	return string(b)
-}
-
-func nullTime(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return formatTime(t)
 }

@@ -12,10 +12,11 @@ import (
 	"time"
 )
 
-// openStore opens a store on a fresh file, closed when the test ends.
-func openStore(t *testing.T) *Store {
+// openStore opens a store on a fresh database of b, closed when the
+// test ends.
+func openStore(t *testing.T, b backend) *Store {
 	t.Helper()
-	s, err := Open(filepath.Join(t.TempDir(), "tasks.db"))
+	s, err := Open(b.fresh(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,9 +33,9 @@ func mustCreate(t *testing.T, s *Store, n NewTask) Task {
 	return task
 }
 
-func TestCRUD(t *testing.T) {
+func testCRUD(t *testing.T, b backend) {
 	ctx := context.Background()
-	s := openStore(t)
+	s := openStore(t, b)
 
 	created := mustCreate(t, s, NewTask{Title: "  Write the report  ", Description: "  keep\nthis  ", Tags: []string{"work", " Q3 "}})
 	if !validID(created.ID) {
@@ -85,9 +86,9 @@ func TestCRUD(t *testing.T) {
 	}
 }
 
-func TestValidation(t *testing.T) {
+func testValidation(t *testing.T, b backend) {
 	ctx := context.Background()
-	s := openStore(t)
+	s := openStore(t, b)
 	existing := mustCreate(t, s, NewTask{Title: "existing"})
 	for _, tt := range []struct {
 		name  string
@@ -166,16 +167,16 @@ func checkErr(t *testing.T, err, target error, words string) {
 	}
 }
 
-func TestTagsAreTrimmedAndDeduplicated(t *testing.T) {
-	task := mustCreate(t, openStore(t), NewTask{Title: "t", Tags: []string{" Bug", "bug ", "UI", "ui", "Bug"}})
+func testTagsAreTrimmedAndDeduplicated(t *testing.T, b backend) {
+	task := mustCreate(t, openStore(t, b), NewTask{Title: "t", Tags: []string{" Bug", "bug ", "UI", "ui", "Bug"}})
 	if !reflect.DeepEqual(task.Tags, []string{"Bug", "UI"}) {
 		t.Errorf("tags %q", task.Tags)
 	}
 }
 
-func TestStatusTransitionsAndCompletedAt(t *testing.T) {
+func testStatusTransitionsAndCompletedAt(t *testing.T, b backend) {
 	ctx := context.Background()
-	s := openStore(t)
+	s := openStore(t, b)
 	task := mustCreate(t, s, NewTask{Title: "t"})
 	tick := func() { time.Sleep(2 * time.Millisecond) } // timestamps have millisecond precision
 
@@ -236,9 +237,9 @@ func TestStatusTransitionsAndCompletedAt(t *testing.T) {
 	}
 }
 
-func TestModifyIgnoresStoreOwnedFields(t *testing.T) {
+func testModifyIgnoresStoreOwnedFields(t *testing.T, b backend) {
 	ctx := context.Background()
-	s := openStore(t)
+	s := openStore(t, b)
 	task := mustCreate(t, s, NewTask{Title: "t"})
 	got, err := s.Modify(ctx, task.ID, func(t *Task) error {
 		t.ID, t.CreatedAt, t.CompletedAt = "task_other", time.Unix(0, 0), time.Unix(0, 0)
@@ -257,16 +258,19 @@ func TestModifyIgnoresStoreOwnedFields(t *testing.T) {
 	}
 }
 
-func TestDataSurvivesReopen(t *testing.T) {
+func testDataSurvivesReopen(t *testing.T, b backend) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "nested", "dirs", "tasks.db")
+	path := b.fresh(t)
+	if b.name == "sqlite" {
+		path = filepath.Join(t.TempDir(), "nested", "dirs", "tasks.db")
+	}
 	s, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := mustCreate(t, s, NewTask{Title: "a", Description: "details", Priority: PriorityLow, Tags: []string{"x", "y"}})
-	b := mustCreate(t, s, NewTask{Title: "b"})
-	b, err = s.Complete(ctx, b.ID)
+	done := mustCreate(t, s, NewTask{Title: "b"})
+	done, err = s.Complete(ctx, done.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,12 +283,12 @@ func TestDataSurvivesReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	for _, want := range []Task{a, b} {
+	for _, want := range []Task{a, done} {
 		if got, err := s.Get(ctx, want.ID); err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("after reopen: %+v, %v\nwant %+v", got, err, want)
 		}
 	}
-	if runtime.GOOS != "windows" {
+	if runtime.GOOS != "windows" && b.name == "sqlite" {
 		for p, mode := range map[string]os.FileMode{path: 0o600, filepath.Dir(path): 0o700, filepath.Dir(filepath.Dir(path)): 0o700} {
 			if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != mode {
 				t.Errorf("%s: mode %v, want %v (%v)", p, fi.Mode().Perm(), mode, err)
@@ -335,7 +339,7 @@ func TestOpenErrors(t *testing.T) {
 }
 
 func TestPragmas(t *testing.T) {
-	s := openStore(t)
+	s := openStore(t, sqliteBackend)
 	for pragma, want := range map[string]string{"journal_mode": "wal", "foreign_keys": "1", "busy_timeout": "10000"} {
 		var got string
 		if err := s.db.QueryRow("PRAGMA " + pragma).Scan(&got); err != nil || got != want {
@@ -344,30 +348,45 @@ func TestPragmas(t *testing.T) {
 	}
 }
 
-func TestCheckConstraints(t *testing.T) {
-	s := openStore(t)
-	const ts = "2025-01-01T00:00:00.000Z"
-	for _, tt := range []struct{ name, status, priority, tags, completed string }{
-		{"status", "bogus", "low", "[]", ""},
-		{"priority", "pending", "urgent", "[]", ""},
-		{"tags not an array", "pending", "low", `{"a":1}`, ""},
-		{"done without completed_at", "done", "low", "[]", ""},
-		{"completed_at without done", "pending", "low", "[]", ts},
+func testCheckConstraints(t *testing.T, b backend) {
+	s := openStore(t, b)
+	ts := s.d.time(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	failed := map[string]string{"sqlite": "CHECK constraint failed", "postgres": "violates check constraint"}[b.name]
+	for _, tt := range []struct {
+		name, status, priority, tags string
+		completed                    bool
+	}{
+		{"status", "bogus", "low", "[]", false},
+		{"priority", "pending", "urgent", "[]", false},
+		{"tags not an array", "pending", "low", `{"a":1}`, false},
+		{"done without completed_at", "done", "low", "[]", false},
+		{"completed_at without done", "pending", "low", "[]", true},
 	} {
 		var completed any
-		if tt.completed != "" {
-			completed = tt.completed
+		if tt.completed {
+			completed = ts
 		}
-		_, err := s.db.Exec(`INSERT INTO tasks (id, title, status, priority, tags, created_at, updated_at, completed_at)
-			VALUES ('task_0000000000000000', 't', ?, ?, ?, ?, ?, ?)`, tt.status, tt.priority, tt.tags, ts, ts, completed)
-		if err == nil || !strings.Contains(err.Error(), "CHECK constraint failed") {
-			t.Errorf("%s: %v", tt.name, err)
+		_, err := s.db.Exec(s.d.sql(`INSERT INTO tasks (id, title, status, priority, tags, created_at, updated_at, completed_at)
+			VALUES ('task_0000000000000000', 't', ?, ?, ?, ?, ?, ?)`), tt.status, tt.priority, tt.tags, ts, ts, completed)
+		if err == nil || !strings.Contains(err.Error(), failed) {
+			t.Errorf("%s: %v, want %q", tt.name, err, failed)
 		}
 	}
 }
 
-func TestMigrationsAreIdempotent(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "tasks.db")
+func testMigrationsAreIdempotent(t *testing.T, b backend) {
+	path := b.fresh(t)
+	schema := map[string]struct {
+		migrations             []string
+		versions, index, newer string
+	}{
+		"sqlite": {sqliteMigrations, `SELECT version FROM schema_migrations ORDER BY version`,
+			`SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'tasks' AND sql IS NOT NULL`,
+			`INSERT INTO schema_migrations (version, applied_at) VALUES (99, '2030-01-01T00:00:00.000Z')`},
+		"postgres": {postgresMigrations, `SELECT version FROM taskstore_migrations ORDER BY version`,
+			`SELECT indexname FROM pg_indexes WHERE tablename = 'tasks' AND indexname <> 'tasks_pkey'`,
+			`INSERT INTO taskstore_migrations (version) VALUES (99)`},
+	}[b.name]
 	for range 3 {
 		s, err := Open(path)
 		if err != nil {
@@ -375,7 +394,7 @@ func TestMigrationsAreIdempotent(t *testing.T) {
 		}
 		mustCreate(t, s, NewTask{Title: "t"})
 		var versions []int
-		rows, err := s.db.Query(`SELECT version FROM schema_migrations ORDER BY version`)
+		rows, err := s.db.Query(schema.versions)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -385,11 +404,11 @@ func TestMigrationsAreIdempotent(t *testing.T) {
 			versions = append(versions, v)
 		}
 		rows.Close()
-		if len(versions) != len(migrations) || versions[0] != 1 || versions[len(versions)-1] != len(migrations) {
-			t.Errorf("schema_migrations holds versions %v, want 1..%d", versions, len(migrations))
+		if n := len(schema.migrations); len(versions) != n || versions[0] != 1 || versions[len(versions)-1] != n {
+			t.Errorf("the schema's versions are %v, want 1..%d", versions, n)
 		}
 		var index string
-		if err := s.db.QueryRow(`SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'tasks' AND sql IS NOT NULL`).Scan(&index); err != nil || index != "tasks_newest" {
+		if err := s.db.QueryRow(schema.index).Scan(&index); err != nil || index != "tasks_newest" {
 			t.Errorf("index %q, %v", index, err)
 		}
 		s.Close()
@@ -403,7 +422,7 @@ func TestMigrationsAreIdempotent(t *testing.T) {
 	}
 
 	// A schema from a newer mcpgate is refused, not written to blindly.
-	if _, err := s.db.Exec(`INSERT INTO schema_migrations (version, applied_at) VALUES (99, '2030-01-01T00:00:00.000Z')`); err != nil {
+	if _, err := s.db.Exec(schema.newer); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

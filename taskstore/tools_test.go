@@ -200,8 +200,8 @@ func (d toolDef) prop(name string) map[string]any {
 	return p
 }
 
-func TestToolsList(t *testing.T) {
-	c := serve(t, openStore(t))
+func testToolsList(t *testing.T, b backend) {
+	c := serve(t, openStore(t, b))
 	c.initialize()
 	var list struct{ Tools []toolDef }
 	json.Unmarshal(c.call("tools/list", nil), &list)
@@ -280,8 +280,8 @@ type wireTask struct {
 	CompletedAt string   `json:"completed_at"`
 }
 
-func TestToolCalls(t *testing.T) {
-	c := serve(t, openStore(t))
+func testToolCalls(t *testing.T, b backend) {
+	c := serve(t, openStore(t, b))
 	c.initialize()
 
 	var task wireTask
