@@ -12,25 +12,39 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpgate/mcpgate/cluster"
 	"github.com/mcpgate/mcpgate/conformance"
 	"github.com/mcpgate/mcpgate/mcphttp"
 	"github.com/spf13/cobra"
 )
 
 func newConformanceCmd() *cobra.Command {
-	var addr string
+	var addr, redisURL, replicaID string
 	cmd := &cobra.Command{
 		Use:    "conformance-server",
 		Hidden: true, // for make conformance, not for users
 		Short:  "Serve the fixtures of the official MCP conformance suite over HTTP",
 		Long: `Serve the tools, resources and prompts that the official conformance suite
 (@modelcontextprotocol/conformance) calls, at http://ADDR/mcp, so that the
-suite can score this implementation: make conformance runs it.`,
+suite can score this implementation: make conformance runs it.
+
+With --redis, several of these servers share their sessions through that
+Redis, so that the suite can score them behind a round-robin load
+balancer (make conformance-cluster).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			h := mcphttp.NewHandler(conformance.NewServer(), &mcphttp.Options{LegacySSE: true, Logger: slog.Default()})
+			opts := &mcphttp.Options{LegacySSE: true, Logger: slog.Default()}
+			if redisURL != "" {
+				c, err := cluster.Open(ctx, cluster.Options{URL: redisURL, ReplicaID: replicaID, Logger: slog.Default()})
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				opts.Cluster = c
+			}
+			h := mcphttp.NewHandler(conformance.NewServer(), opts)
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return err
@@ -54,6 +68,8 @@ suite can score this implementation: make conformance runs it.`,
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:3001", "listen address")
+	cmd.Flags().StringVar(&redisURL, "redis", envOr("MCPGATE_REDIS_URL", ""), "share sessions with the other replicas through this Redis, redis://host:port/db (env MCPGATE_REDIS_URL)")
+	cmd.Flags().StringVar(&replicaID, "replica-id", envOr("MCPGATE_REPLICA_ID", ""), "this replica's name in logs (env MCPGATE_REPLICA_ID; default host name and pid)")
 	return cmd
 }
 
