@@ -25,7 +25,7 @@ FUZZ_TARGETS := \
 	./toolsearch:FuzzWords \
 	./toolsearch:FuzzEstimate
 
-.PHONY: eval-search test commits deps vet unit fuzz conformance conformance-next build docs bench interop
+.PHONY: eval-search test commits deps vet unit fuzz conformance conformance-next conformance-cluster build docs bench interop
 
 test: commits deps vet unit fuzz conformance interop
 
@@ -70,6 +70,19 @@ conformance:
 	SUITE_DIR=conformance/suite-next SUITE_ARGS="--spec-version 2026-07-28" scripts/conformance.sh
 	SUITE_DIR=conformance/suite-next SUITE_ARGS="--spec-version 2026-07-28" MODE=client scripts/conformance.sh
 	SUITE_DIR=conformance/suite-next SUITE_ARGS="--spec-version 2026-07-28" SCENARIOS="$(TASKS_SCENARIOS)" scripts/conformance.sh
+
+# The server-mode runs of `conformance` again, through HAProxy (round
+# robin, no stickiness) in front of CLUSTER_REPLICAS conformance-server
+# replicas sharing one Redis (internal/testdata/clusterup; redis-server
+# and haproxy from scripts/ensure-deps.sh): 0.1.16, the 2026-07-28 alpha
+# and its tasks scenarios. Not yet part of `make test`: at 2026-07-28 a
+# list change made on one replica does not yet reach the others
+# (make CLUSTER_REPLICAS=1 conformance-cluster passes).
+CLUSTER_REPLICAS ?= 3
+conformance-cluster:
+	CLUSTER=$(CLUSTER_REPLICAS) scripts/conformance.sh
+	CLUSTER=$(CLUSTER_REPLICAS) SUITE_DIR=conformance/suite-next SUITE_ARGS="--spec-version 2026-07-28" scripts/conformance.sh
+	CLUSTER=$(CLUSTER_REPLICAS) SUITE_DIR=conformance/suite-next SUITE_ARGS="--spec-version 2026-07-28" SCENARIOS="$(TASKS_SCENARIOS)" scripts/conformance.sh
 
 # The newer 0.2.0 alpha line of the suite for spec 2025-11-25; reported,
 # not yet part of `make test`.

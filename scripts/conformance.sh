@@ -11,13 +11,21 @@
 #     scripts/conformance.sh                        # the pinned 0.2.0 alpha
 #   SCENARIOS="tasks-lifecycle tasks-mrtr-input" ...  # these scenarios only,
 #     forced (extension scenarios are on no spec timeline), one server
+#   CLUSTER=3 scripts/conformance.sh                # server mode against
+#     HAProxy (round robin, no stickiness) in front of 3 conformance-server
+#     replicas sharing one Redis (internal/testdata/clusterup)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODE=${MODE:-server}
 SUITE=${SUITE:-all}
 SUITE_DIR=${SUITE_DIR:-conformance/suite}
 SUITE_ARGS=${SUITE_ARGS:-}
-OUT=conformance/results/$(date -u +%Y%m%d-%H%M%S)-$MODE
+CLUSTER=${CLUSTER:-}
+if [ -n "$CLUSTER" ] && [ "$MODE" = client ]; then
+	echo "CLUSTER=$CLUSTER: a cluster of servers is for MODE=server; client mode runs no server of ours" >&2
+	exit 2
+fi
+OUT=conformance/results/$(date -u +%Y%m%d-%H%M%S)-$MODE${CLUSTER:+-cluster$CLUSTER}
 mkdir -p "$OUT" bin
 
 if [ ! -x "$SUITE_DIR/node_modules/.bin/conformance" ] || [ ! -x "$SUITE_DIR/node_modules/.bin/node" ]; then
@@ -37,18 +45,31 @@ if [ "$MODE" = client ]; then
 		--suite "$SUITE" $SUITE_ARGS -o "$OUT" | tee "$OUT/summary.txt"
 	rc=${PIPESTATUS[0]}
 else
-	# Port 0: the server names the port it got on its first line of stderr.
-	bin/mcpgate conformance-server --addr 127.0.0.1:0 --log-level warn 2>"$OUT/server.log" &
+	if [ -n "$CLUSTER" ]; then
+		# The replicas, Redis and HAProxy on ports clusterup picks; it
+		# names the front on stderr once everything answers, and stops
+		# everything on SIGTERM.
+		go build -o bin/clusterup ./internal/testdata/clusterup
+		bin/clusterup -n "$CLUSTER" -- "$PWD/bin/mcpgate" conformance-server --addr '127.0.0.1:{port}' \
+			--redis '{redis}' --replica-id 'replica-{i}' --log-level warn 2>"$OUT/server.log" &
+		ready='^cluster front http://127.0.0.1:\([0-9]*\)/mcp$'
+	else
+		# Port 0: the server names the port it got on its first line of stderr.
+		bin/mcpgate conformance-server --addr 127.0.0.1:0 --log-level warn 2>"$OUT/server.log" &
+		ready='^conformance fixtures on http://127.0.0.1:\([0-9]*\)/mcp$'
+	fi
 	pid=$!
 	trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
 	port=
-	for _ in $(seq 200); do
-		port=$(sed -n 's|^conformance fixtures on http://127.0.0.1:\([0-9]*\)/mcp$|\1|p' "$OUT/server.log")
+	# A cluster takes longer: Redis, each replica, then HAProxy.
+	for _ in $(seq 600); do
+		port=$(sed -n "s|$ready|\1|p" "$OUT/server.log")
 		[ -n "$port" ] && break
 		kill -0 $pid 2>/dev/null || { cat "$OUT/server.log"; exit 1; }
 		sleep 0.05
 	done
 	[ -n "$port" ] || { echo "the fixtures server did not start" >&2; cat "$OUT/server.log"; exit 1; }
+	[ -z "$CLUSTER" ] || sed -n 's/^cluster //p' "$OUT/server.log"
 
 	if [ -n "${SCENARIOS:-}" ]; then
 		echo "conformance $("$NODE" "$CLI" --version) (node $("$NODE" --version)), scenarios $SCENARIOS, http://localhost:$port/mcp"
