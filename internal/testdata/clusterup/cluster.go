@@ -43,12 +43,14 @@ func (c *cluster) start(cfg config) (err error) {
 	c.svc = newServices(root, c.log)
 	defer func() {
 		// testservice reports a failure through the TB's Fatal.
-		if v := recover(); v != nil {
-			msg, ok := v.(fatal)
-			if !ok {
-				panic(v)
-			}
-			err = errors.New(string(msg))
+		switch v := recover().(type) {
+		case nil:
+		case fatal:
+			err = errors.New(string(v))
+		case missing:
+			err = &missingError{string(v)}
+		default:
+			panic(v)
 		}
 	}()
 	vars := map[string]string{"dir": root}
@@ -56,6 +58,11 @@ func (c *cluster) start(cfg config) (err error) {
 		r := testservice.Redis(c.svc)
 		vars["redis"] = r.URL()
 		fmt.Fprintf(c.log, "cluster redis %s\n", r.URL())
+	}
+	if cfg.postgres {
+		p := testservice.Postgres(c.svc)
+		vars["postgres"] = p.URL()
+		fmt.Fprintf(c.log, "cluster postgres %s\n", p.URL())
 	}
 	var backends []string
 	for i := 1; i <= cfg.n; i++ {
@@ -80,6 +87,13 @@ func (c *cluster) start(cfg config) (err error) {
 	fmt.Fprintf(c.log, "cluster front %s\n", front)
 	return nil
 }
+
+// missingError is a start that failed for want of a program (redis-server,
+// haproxy, postgres): run exits with exitMissing, so that a caller can
+// skip rather than fail.
+type missingError struct{ msg string }
+
+func (e *missingError) Error() string { return e.msg }
 
 // close stops the replicas (SIGTERM, in parallel, so that they drain
 // together), then HAProxy and Redis, and removes the files.

@@ -9,12 +9,14 @@
 // In the command's arguments {port} is the replica's own port (free
 // ports, picked here, because HAProxy must know them), {redis} the Redis
 // URL, {i} the replica's number from 1, and {dir} a directory the
-// replicas share (for a shared SQLite file). -redis=false starts no Redis.
+// replicas share (for a shared SQLite file). -redis=false starts no Redis;
+// -postgres starts Postgres too, whose database URL is {postgres}.
 //
 // Once every replica answers HTTP at -path and HAProxy is up, it writes
 // to stderr
 //
 //	cluster redis redis://127.0.0.1:PORT/0
+//	cluster postgres postgres://mcpgate@127.0.0.1:PORT/mcpgate?sslmode=disable
 //	cluster replica 1 pid PID http://127.0.0.1:PORT/mcp
 //	cluster front http://127.0.0.1:PORT/mcp
 //
@@ -22,7 +24,9 @@
 // "replica N: ". It stops everything on SIGINT or SIGTERM, and at the end
 // of its standard input (unless that is /dev/null, as for a background
 // job of a script), so that a parent that dies without a word leaves no
-// cluster behind.
+// cluster behind. It exits with status 3 when redis-server, haproxy or
+// Postgres is not installed (the message says which package to install),
+// 1 when the cluster did not come up otherwise, 2 for a usage error.
 //
 // It is for tests and scripts only.
 package main
@@ -41,11 +45,15 @@ import (
 
 // config is what the command line asks for.
 type config struct {
-	n       int
-	path    string
-	redis   bool
-	command []string
+	n        int
+	path     string
+	redis    bool
+	postgres bool
+	command  []string
 }
+
+// exitMissing is the status of a start that lacked a program.
+const exitMissing = 3
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stderr))
@@ -68,6 +76,10 @@ func run(args []string, stdin *os.File, stderr io.Writer) int {
 	defer c.close()
 	if err := c.start(cfg); err != nil {
 		fmt.Fprintln(stderr, "clusterup:", err)
+		var m *missingError
+		if errors.As(err, &m) {
+			return exitMissing
+		}
 		return 1
 	}
 	<-ctx.Done()
@@ -79,13 +91,14 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("clusterup", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: clusterup [-n N] [-path /mcp] [-redis=false] -- COMMAND ARG... ({port} {redis} {i} {dir} substituted)")
+		fmt.Fprintln(stderr, "usage: clusterup [-n N] [-path /mcp] [-redis=false] [-postgres] -- COMMAND ARG... ({port} {redis} {postgres} {i} {dir} substituted)")
 		fs.PrintDefaults()
 	}
 	var cfg config
 	fs.IntVar(&cfg.n, "n", 3, "how many replicas")
 	fs.StringVar(&cfg.path, "path", "/mcp", "the replicas' MCP endpoint, where HTTP must answer before the cluster is up")
 	fs.BoolVar(&cfg.redis, "redis", true, "start a redis-server for the replicas ({redis} in the command)")
+	fs.BoolVar(&cfg.postgres, "postgres", false, "start Postgres for the replicas ({postgres} in the command: a database URL)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -101,6 +114,8 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		return cfg, errors.New("the replica command has no {port}: each replica must listen where HAProxy sends to it")
 	case !cfg.redis && hasPlaceholder(cfg.command, "{redis}"):
 		return cfg, errors.New("the replica command names {redis} but -redis=false starts none")
+	case !cfg.postgres && hasPlaceholder(cfg.command, "{postgres}"):
+		return cfg, errors.New("the replica command names {postgres}: add -postgres to start one")
 	}
 	return cfg, nil
 }

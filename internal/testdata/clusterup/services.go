@@ -27,8 +27,12 @@ type services struct {
 	failed   bool
 }
 
-// fatal is the panic value of a failed start.
-type fatal string
+// fatal is the panic value of a failed start, and missing that of a
+// service whose program is not installed.
+type (
+	fatal   string
+	missing string
+)
 
 func newServices(root string, log io.Writer) *services {
 	return &services{root: root, log: log}
@@ -68,9 +72,10 @@ func (s *services) Fatalf(format string, args ...any) { s.fail(fmt.Sprintf(forma
 func (s *services) Fatal(args ...any)                 { s.fail(fmt.Sprint(args...)) }
 func (s *services) Errorf(format string, args ...any) { s.fail(fmt.Sprintf(format, args...)) }
 
-// Skip is how testservice says a binary is missing: here that ends the
+// Skip is how testservice says a program is missing: here that ends the
 // start, with its message (which names the package to install).
-func (s *services) Skip(args ...any) { s.fail(fmt.Sprint(args...)) }
+func (s *services) Skip(args ...any)                 { panic(missing(fmt.Sprint(args...))) }
+func (s *services) Skipf(format string, args ...any) { panic(missing(fmt.Sprintf(format, args...))) }
 
 func (s *services) fail(msg string) {
 	s.mu.Lock()
