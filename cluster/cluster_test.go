@@ -195,3 +195,81 @@ func TestTaskAcrossReplicas(t *testing.T) {
 	}
 	_ = rs
 }
+
+// TestListChangedReachesEverySession opens sessions spread over three
+// replicas, each with its GET stream held by one of them, and changes
+// the tool list on one replica: every session hears of it once.
+func TestListChangedReachesEverySession(t *testing.T) {
+	redis := testservice.Redis(t)
+	rs, url := replicas(t, redis.URL(), 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*hangBound)
+	defer cancel()
+	const sessions = 12
+	var mu sync.Mutex
+	heard := make([]int, sessions)
+	var css []*mcp.ClientSession
+	for i := range sessions {
+		c := mcp.NewClient(&mcp.Implementation{Name: "cluster-test", Version: "1"}, &mcp.ClientOptions{
+			ProtocolVersion: mcp.Version20251125,
+			ToolListChangedHandler: func(context.Context, *mcp.ClientSession) {
+				mu.Lock()
+				heard[i]++
+				mu.Unlock()
+			},
+		})
+		cs, err := c.Connect(ctx, &mcphttp.ClientTransport{Endpoint: url, DisableLegacyFallback: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		css = append(css, cs)
+	}
+	// Every GET stream held somewhere before the change.
+	for deadline := time.Now().Add(hangBound); ; {
+		keys, err := rs[0].c.Redis().Keys(ctx, "mcpgate:hold:*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) == sessions {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d GET streams held", len(keys), sessions)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := css[0].CallTool(ctx, "test_trigger_tool_change", nil); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(hangBound); ; {
+		mu.Lock()
+		missing := 0
+		for _, n := range heard {
+			if n == 0 {
+				missing++
+			}
+		}
+		mu.Unlock()
+		if missing == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d sessions never heard of the change", missing, sessions)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// A round trip on every session: a duplicate sent with the first
+	// would have arrived by now.
+	for _, cs := range css {
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, n := range heard {
+		if n != 1 {
+			t.Errorf("session %d heard of the change %d times, want once", i, n)
+		}
+	}
+}

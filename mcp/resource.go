@@ -393,6 +393,12 @@ func (s *Server) ResourceUpdated(uri string) {
 		}
 	}
 	s.notifyListeners(notificationResourceUpdated, uri)
+	s.mu.Lock()
+	watch := s.watch
+	s.mu.Unlock()
+	if watch != nil {
+		watch(notificationResourceUpdated, uri)
+	}
 }
 
 // ResourceUpdated tells this session alone that the resource at uri
@@ -412,4 +418,21 @@ func (ss *ServerSession) ResourceUpdated(uri string) {
 func quote(s string) []byte {
 	b, _ := jsontext.AppendQuote(nil, s)
 	return b
+}
+
+// NotifyChange tells the session of a change that arose elsewhere (see
+// [Server.WatchChanges]), as the server would have: a list change if it
+// was told the list can change, a resource update if it is subscribed to
+// the resource.
+func (ss *ServerSession) NotifyChange(method, uri string) {
+	if method != notificationResourceUpdated {
+		ss.notifyListChanged(method)
+		return
+	}
+	ss.mu.Lock()
+	_, ok := ss.subs[uri]
+	ss.mu.Unlock()
+	if ok && sessionState(ss.state.Load()) == stateOperating {
+		ss.notify(ss.out, notificationResourceUpdated, jsontext.Value(fmt.Appendf(nil, `{"uri":%s}`, quote(uri))))
+	}
 }

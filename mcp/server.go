@@ -153,9 +153,10 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[*ServerSession]struct{}
-	changes  map[string]*time.Timer // pending list_changed notifications by method
-	holds    int                    // HoldListChanged calls not yet released
-	held     map[string]bool        // list_changed methods held back
+	changes  map[string]*time.Timer   // pending list_changed notifications by method
+	watch    func(method, uri string) // WatchChanges's function, under mu
+	holds    int                      // HoldListChanged calls not yet released
+	held     map[string]bool          // list_changed methods held back
 	// listeners are the open subscriptions/listen requests.
 	listeners map[*listener]struct{}
 }
@@ -326,10 +327,25 @@ func (s *Server) changedLocked(method string) {
 		for ss := range s.sessions {
 			sessions = append(sessions, ss)
 		}
+		watch := s.watch
 		s.mu.Unlock()
 		for _, ss := range sessions {
 			ss.notifyListChanged(method)
 		}
 		s.notifyListeners(method, "")
+		if watch != nil {
+			watch(method, "")
+		}
 	})
+}
+
+// WatchChanges calls fn after the server has told its sessions that a
+// list changed or that a resource was updated (uri is then the
+// resource's): for a transport that serves the sessions of several
+// replicas of this server, which passes the news to the other replicas'
+// sessions with [ServerSession.NotifyChange].
+func (s *Server) WatchChanges(fn func(method, uri string)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watch = fn
 }

@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -143,6 +144,8 @@ type envelope struct {
 	Principal string            `json:"p,omitempty"`
 	Message   json.RawMessage   `json:"m,omitempty"`
 	State     *mcp.SessionState `json:"st,omitempty"`
+	Method    string            `json:"mt,omitempty"` // "changed": the notification's method
+	URI       string            `json:"u,omitempty"`  // "changed": the updated resource
 }
 
 func (h *Handler) sendEnvelope(tag string, e *envelope) {
@@ -173,6 +176,9 @@ func (h *Handler) receive(b []byte) {
 	case "call":
 		h.sendEnvelope(e.From, &envelope{Kind: "ack", Call: e.Call})
 		go h.answerCall(&e)
+		return
+	case "changed":
+		h.deliverChange(e.Method, e.URI)
 		return
 	case "ack", "reply":
 		if v, ok := h.calls.Load(e.Call); ok {
@@ -488,4 +494,43 @@ func (c *capture) WriteReply(msg []byte) error {
 	defer c.mu.Unlock()
 	c.reply = msg
 	return nil
+}
+
+// News of lists and resources: a change arises on one replica (a tool
+// added, a resource updated), and every session must hear of it, wherever
+// its GET stream is held. The replica where it arose tells the others;
+// each tells the sessions whose GET stream it holds, and the copies that
+// hold none say nothing, so that a client hears it once.
+
+// serverWide reports whether msg is news of a list or a resource, which
+// every session hears of.
+func serverWide(msg []byte) bool {
+	for _, method := range []string{"notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed", "notifications/resources/updated"} {
+		if bytes.Contains(msg, []byte(method)) {
+			m, err := jsonrpc.DecodeMessage(msg)
+			return err == nil && m.Kind() == jsonrpc.KindNotification && m.Method == method
+		}
+	}
+	return false
+}
+
+// changed tells the other replicas of a change that arose here.
+func (h *Handler) changed(method, uri string) {
+	h.sendEnvelope("", &envelope{Kind: "changed", Method: method, URI: uri})
+}
+
+// deliverChange tells the sessions whose GET stream this replica holds of
+// a change that arose on another replica.
+func (h *Handler) deliverChange(method, uri string) {
+	h.sessions.mu.Lock()
+	held := make([]*session, 0, len(h.sessions.byID))
+	for _, s := range h.sessions.byID {
+		if s.holding.Load() {
+			held = append(held, s)
+		}
+	}
+	h.sessions.mu.Unlock()
+	for _, s := range held {
+		s.ss.NotifyChange(method, uri)
+	}
 }

@@ -65,6 +65,7 @@ func NewHandler(s *mcp.Server, opts *Options) *Handler {
 	if h.opts.Cluster != nil {
 		h.opts.Cluster.Receive(h.receive)
 		s.ShareStateKey(h.opts.Cluster.StateKey())
+		s.WatchChanges(h.changed)
 	}
 	return h
 }
