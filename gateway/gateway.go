@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcpgate/mcpgate/auth/oauthclient"
+	"github.com/mcpgate/mcpgate/cluster"
 	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/gateway/pins"
 	"github.com/mcpgate/mcpgate/internal/redact"
@@ -75,6 +76,11 @@ type Options struct {
 	// life of the gateway) when that is empty. The caller closes a
 	// store it passes; the gateway closes one it opened.
 	Pins *pins.Store
+	// Cluster, when set, is the state this replica shares with the
+	// gateway's other replicas: the rate limits (calls, tools and
+	// sampling) hold across all of them. Nil means this process holds
+	// everything alone.
+	Cluster *cluster.Cluster
 }
 
 // Gateway is the aggregate of the configured upstreams.
@@ -177,6 +183,11 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 	if g.fileLimits {
 		g.limiter.setTenants(tenantLimits(cfg))
 	}
+	if opts.Cluster != nil {
+		shared := opts.Cluster.Limiter()
+		g.limiter.share(shared, "calls:")
+		g.sampling.share(shared, "sampling:")
+	}
 	g.audit = opts.Audit
 	if g.audit != nil {
 		g.learnFromAudit(context.Background())
@@ -189,7 +200,7 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 		return nil, err
 	}
 	if opts.Metrics != nil {
-		g.metrics = newMetrics(g, opts.Metrics)
+		g.metrics = newMetrics(g, withReplica(opts.Metrics, opts.Cluster))
 	}
 	if opts.Setup != nil {
 		if err := opts.Setup(g.server); err != nil {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"math"
 	"reflect"
 	"sync"
@@ -95,14 +96,41 @@ func (l *limiter) setTenants(m map[string]Limits) {
 }
 
 // limiter enforces Limits as middleware around tools/call.
+//
+// Its rate buckets are this replica's own, in memory, unless it shares
+// them (share): then the rate limits hold across every replica of the
+// gateway, and the replica's own buckets are what it falls back on while
+// the shared store cannot be reached. Concurrent (calls in flight) is
+// always counted per replica: a call in flight is held by the replica
+// running it, and a count shared through the store would outlive a
+// replica that dies with calls in flight.
 type limiter struct {
 	limits  Limits
 	tenants map[string]Limits // a tenant's own limits replace limits
+
+	// shared, when set, holds the rate buckets for all replicas; space
+	// tells this limiter's buckets from another's among them.
+	shared sharedBuckets
+	space  string
 
 	mu      sync.Mutex
 	buckets map[string]*bucket
 	swept   time.Time
 }
+
+// sharedBuckets are rate buckets that every replica of the gateway holds
+// together: a *cluster.Limiter (cluster/limit.go), GCRA in Redis.
+type sharedBuckets interface {
+	// Allow takes one call from the bucket named key, which lets
+	// perSecond calls a second through and burst at once; ok is false
+	// with the time to wait when it is empty, and err is set when the
+	// store cannot say.
+	Allow(ctx context.Context, key string, perSecond float64, burst int) (ok bool, retryAfter time.Duration, err error)
+}
+
+// sharedWait bounds a shared-bucket check: past it, the call is limited
+// by the replica's own buckets rather than kept waiting.
+const sharedWait = time.Second
 
 type bucket struct {
 	lim      *rate.Limiter
@@ -114,21 +142,120 @@ func newLimiter(l Limits) *limiter {
 	return &limiter{limits: l, buckets: map[string]*bucket{}, swept: time.Now()}
 }
 
+// share holds the limiter's rate buckets in s, under space.
+func (l *limiter) share(s sharedBuckets, space string) {
+	l.shared, l.space = s, space
+}
+
 // admit counts one request of who (tenant and principal) that reaches
 // upstreams, and one call of tool where it has a limit of its own. Over
 // a limit it returns CodeRateLimited with the delay after which the
 // request would pass (data.retryAfterMs; HTTP adds Retry-After), before
 // anything reaches an upstream; otherwise a release for when the request
 // ends.
+//
+// With shared buckets, a request costs one round trip to the store for
+// each rate limit that applies to it: one for a caller limit or a tool's
+// limit, two where both apply, none where no rate applies. Where both
+// apply, the tool's bucket is checked first, and a request its caller's
+// bucket then refuses has still taken from the tool's: a caller over its
+// limit slows its own use of that tool a little, no one else's. When the
+// store fails, the request is limited by this replica's own buckets
+// instead.
 func (l *limiter) admit(tenant, who, tool string) (func(), error) {
+	if l.shared != nil {
+		if release, err, decided := l.admitShared(tenant, who, tool); decided {
+			return release, err
+		}
+	}
+	return l.admitLocal(tenant, who, tool)
+}
+
+// limitsOf are the limits that apply to tenant's callers.
+func (l *limiter) limitsOf(tenant string) Limits {
+	if tl, ok := l.tenants[tenant]; ok {
+		return tl
+	}
+	return l.limits
+}
+
+// admitShared is admit against the shared buckets; decided is false
+// where no rate applies or the store did not answer, for admitLocal to
+// decide.
+func (l *limiter) admitShared(tenant, who, tool string) (release func(), err error, decided bool) {
+	l.mu.Lock()
+	limits := l.limitsOf(tenant)
+	l.mu.Unlock()
+	type check struct {
+		key string
+		lim Limit
+	}
+	var checks []check
+	if tl, ok := limits.Tools[tool]; ok && tl.Rate > 0 {
+		checks = append(checks, check{"t\x00" + who + "\x00" + tool, tl})
+	}
+	if limits.Calls.Rate > 0 {
+		checks = append(checks, check{"c\x00" + who, limits.Calls})
+	}
+	if len(checks) == 0 {
+		return nil, nil, false
+	}
+	// The slot in flight first: a request it refuses takes nothing from
+	// the shared buckets.
+	release, err = l.hold(who, limits.Concurrent)
+	if err != nil {
+		return nil, err, true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), sharedWait)
+	defer cancel()
+	for _, c := range checks {
+		ok, wait, err := l.shared.Allow(ctx, l.space+c.key, c.lim.Rate, max(c.lim.Burst, 1))
+		if err != nil {
+			release()
+			return nil, nil, false
+		}
+		if !ok {
+			release()
+			return nil, rateLimited(max(wait, time.Millisecond), tool, limits.Tools), true
+		}
+	}
+	return release, nil, true
+}
+
+// hold takes one of who's n slots in flight (no bound when n is 0).
+func (l *limiter) hold(who string, n int) (func(), error) {
+	if n <= 0 {
+		return func() {}, nil
+	}
 	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.sweep(now)
-	limits := l.limits
-	if tl, ok := l.tenants[tenant]; ok {
-		limits = tl
+	key := "c\x00" + who
+	b := l.buckets[key]
+	if b == nil {
+		b = &bucket{}
+		l.buckets[key] = b
 	}
+	b.lastUsed = now
+	if b.inflight >= n {
+		return nil, tooManyInFlight(n)
+	}
+	b.inflight++
+	return func() {
+		l.mu.Lock()
+		b.inflight--
+		l.mu.Unlock()
+	}, nil
+}
+
+// admitLocal is admit against this replica's own buckets.
+func (l *limiter) admitLocal(tenant, who, tool string) (func(), error) {
+	now := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sweep(now)
+	limits := l.limitsOf(tenant)
 	var delays []time.Duration
 	var reserved []*rate.Reservation
 	take := func(key string, lim Limit) *bucket {
@@ -160,17 +287,14 @@ func (l *limiter) admit(tenant, who, tool string) (func(), error) {
 		for _, r := range reserved {
 			r.CancelAt(now)
 		}
-		ms := int64(math.Ceil(float64(wait) / float64(time.Millisecond)))
-		return nil, jsonrpc.Errorf(CodeRateLimited, "Rate limit exceeded: too many requests%s; retry in %d ms", forTool(tool, limits.Tools), ms).
-			WithData(map[string]any{"retryAfterMs": ms})
+		return nil, rateLimited(wait, tool, limits.Tools)
 	}
 	if n := limits.Concurrent; n > 0 {
 		if caller.inflight >= n {
 			for _, r := range reserved {
 				r.CancelAt(now)
 			}
-			return nil, jsonrpc.Errorf(CodeRateLimited, "Rate limit exceeded: %d requests already in flight, the most allowed; retry when one ends", n).
-				WithData(map[string]any{"retryAfterMs": 100})
+			return nil, tooManyInFlight(n)
 		}
 		caller.inflight++
 		return func() {
@@ -180,6 +304,20 @@ func (l *limiter) admit(tenant, who, tool string) (func(), error) {
 		}, nil
 	}
 	return func() {}, nil
+}
+
+// rateLimited is the refusal of a request over a rate limit, which would
+// pass after wait.
+func rateLimited(wait time.Duration, tool string, tools map[string]Limit) error {
+	ms := int64(math.Ceil(float64(wait) / float64(time.Millisecond)))
+	return jsonrpc.Errorf(CodeRateLimited, "Rate limit exceeded: too many requests%s; retry in %d ms", forTool(tool, tools), ms).
+		WithData(map[string]any{"retryAfterMs": ms})
+}
+
+// tooManyInFlight is the refusal of a request past n in flight.
+func tooManyInFlight(n int) error {
+	return jsonrpc.Errorf(CodeRateLimited, "Rate limit exceeded: %d requests already in flight, the most allowed; retry when one ends", n).
+		WithData(map[string]any{"retryAfterMs": 100})
 }
 
 func forTool(tool string, tools map[string]Limit) string {

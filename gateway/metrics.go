@@ -9,6 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/mcpgate/mcpgate/cluster"
 )
 
 // metrics are the gateway's Prometheus series. Tool and upstream labels
@@ -26,6 +28,17 @@ func (m *metrics) restarted(upstream string) {
 	if m != nil {
 		m.restarts.WithLabelValues(upstream).Inc()
 	}
+}
+
+// withReplica labels every series registered through reg with the
+// replica's id (replica="..."), when the gateway is one of several
+// sharing a cluster: their series then stay apart where they are
+// gathered together.
+func withReplica(reg prometheus.Registerer, c *cluster.Cluster) prometheus.Registerer {
+	if c == nil {
+		return reg
+	}
+	return prometheus.WrapRegistererWith(prometheus.Labels{"replica": c.ReplicaID()}, reg)
 }
 
 func newMetrics(g *Gateway, reg prometheus.Registerer) *metrics {
