@@ -5,23 +5,28 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/postgres"
 	"github.com/mcpgate/mcpgate/internal/redact"
 	"github.com/mcpgate/mcpgate/internal/sqlitefile"
 )
 
-// Audit is the log kept in SQLite of every request that reaches an
-// upstream (tool calls, prompts, resource reads, completions,
+// Audit is the log kept in SQLite, or in Postgres, of every request that
+// reaches an upstream (tool calls, prompts, resource reads, completions,
 // subscriptions) and of the gateway's security events: who asked what of
 // which upstream, when, how long it took and how it ended, with the
 // arguments sanitized as in the request log. Records older than the
 // retention are deleted. Writes are batched off the request path; when
 // the queue is full a record is dropped and counted, never a call held.
+// Several gateways may write to one Postgres database: each batch is a
+// transaction of inserts, which never conflict.
 type Audit struct {
 	db        *sql.DB
-	path      string
+	path      string // for messages: a Postgres URL's password is hidden
+	sql       *auditSQL
 	retention time.Duration
 	logger    *slog.Logger
 	queue     chan AuditRecord
@@ -47,7 +52,8 @@ type AuditRecord struct {
 	Detail    string // what an event found (a definition's diff, a refusal's reason)
 }
 
-// OpenAudit opens (creating) the audit database at path. A zero
+// OpenAudit opens (creating) the audit database at path, a SQLite file,
+// or the Postgres database of a postgres:// or postgresql:// URL. A zero
 // retention keeps 30 days.
 func OpenAudit(path string, retention time.Duration, logger *slog.Logger) (*Audit, error) {
 	if retention <= 0 {
@@ -56,9 +62,92 @@ func OpenAudit(path string, retention time.Duration, logger *slog.Logger) (*Audi
 	if logger == nil {
 		logger = slog.Default()
 	}
-	db, abs, err := sqlitefile.Open(path, nil) // private: it names callers
+	var (
+		db  *sql.DB
+		q   *auditSQL
+		err error
+	)
+	if postgres.IsURL(path) {
+		db, err = openAuditPostgres(path)
+		q, path = auditPostgres, postgres.Redact(path)
+	} else {
+		db, path, err = openAuditSQLite(path)
+		q = auditSQLite
+	}
 	if err != nil {
 		return nil, err
+	}
+	a := &Audit{db: db, path: path, sql: q, retention: retention, logger: logger, queue: make(chan AuditRecord, 4096), done: make(chan struct{})}
+	a.purge()
+	go a.run()
+	return a, nil
+}
+
+// auditSQL are the statements that differ between the databases.
+type auditSQL struct {
+	insert, purge, query string
+	// text makes a string storable: Postgres's text refuses NUL and
+	// invalid UTF-8, and one such record must not lose its batch.
+	text func(string) string
+}
+
+var auditSQLite = &auditSQL{
+	insert: `INSERT INTO tool_calls (at_ms, principal, tenant, method, tool, upstream, outcome, code, duration_us, arguments, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	purge:  `DELETE FROM tool_calls WHERE at_ms < ?`,
+	query:  `SELECT at_ms, principal, tenant, method, tool, upstream, outcome, code, duration_us, arguments, detail FROM tool_calls WHERE at_ms >= ? ORDER BY at_ms DESC, id DESC LIMIT ?`,
+	text:   func(s string) string { return s },
+}
+
+var auditPostgres = &auditSQL{
+	insert: `INSERT INTO tool_calls (at_ms, principal, tenant, method, tool, upstream, outcome, code, duration_us, arguments, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+	purge:  `DELETE FROM tool_calls WHERE at_ms < $1`,
+	query:  `SELECT at_ms, principal, tenant, method, tool, upstream, outcome, code, duration_us, arguments, detail FROM tool_calls WHERE at_ms >= $1 ORDER BY at_ms DESC, id DESC LIMIT $2`,
+	text: func(s string) string {
+		return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", "\uFFFD"), "\uFFFD")
+	},
+}
+
+// auditPostgresMigrations are the audit log's schema in Postgres:
+// migration i brings it to version i+1. Append only. The table is
+// SQLite's, with its columns of today, so that one Query reads both.
+var auditPostgresMigrations = []string{
+	`CREATE TABLE tool_calls (
+		id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		at_ms       bigint NOT NULL,
+		principal   text NOT NULL,
+		tenant      text NOT NULL DEFAULT '',
+		method      text NOT NULL DEFAULT 'tools/call',
+		tool        text NOT NULL,
+		upstream    text NOT NULL,
+		outcome     text NOT NULL,
+		code        bigint NOT NULL DEFAULT 0,
+		duration_us bigint NOT NULL,
+		arguments   text NOT NULL DEFAULT '',
+		detail      text NOT NULL DEFAULT ''
+	);
+	CREATE INDEX tool_calls_at ON tool_calls (at_ms);
+	CREATE INDEX tool_calls_principal ON tool_calls (principal, at_ms);`,
+}
+
+func openAuditPostgres(url string) (*sql.DB, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*postgres.PingTimeout)
+	defer cancel()
+	db, err := postgres.Open(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("audit database: %w", err)
+	}
+	db.SetMaxOpenConns(2) // the writer, and a purge or a Query beside it
+	if err := postgres.Migrate(ctx, db, "audit_migrations", "audit database", auditPostgresMigrations); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func openAuditSQLite(path string) (*sql.DB, string, error) {
+	db, abs, err := sqlitefile.Open(path, nil) // private: it names callers
+	if err != nil {
+		return nil, "", err
 	}
 	db.SetMaxOpenConns(1)
 	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS tool_calls (
@@ -75,16 +164,13 @@ func OpenAudit(path string, retention time.Duration, logger *slog.Logger) (*Audi
 	CREATE INDEX IF NOT EXISTS tool_calls_at ON tool_calls(at_ms);
 	CREATE INDEX IF NOT EXISTS tool_calls_principal ON tool_calls(principal, at_ms)`); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("audit database %s: %w", path, err)
+		return nil, "", fmt.Errorf("audit database %s: %w", path, err)
 	}
 	if err := migrateAudit(db); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("audit database %s: %w", path, err)
+		return nil, "", fmt.Errorf("audit database %s: %w", path, err)
 	}
-	a := &Audit{db: db, path: abs, retention: retention, logger: logger, queue: make(chan AuditRecord, 4096), done: make(chan struct{})}
-	a.purge()
-	go a.run()
-	return a, nil
+	return db, abs, nil
 }
 
 // auditColumns are the columns added since the first version of the
@@ -95,7 +181,7 @@ var auditColumns = []struct{ name, decl string }{
 	{"detail", "TEXT NOT NULL DEFAULT ''"},
 }
 
-// migrateAudit adds the columns an older database lacks.
+// migrateAudit adds the columns an older SQLite database lacks.
 func migrateAudit(db *sql.DB) error {
 	rows, err := db.Query(`SELECT name FROM pragma_table_info('tool_calls')`)
 	if err != nil {
@@ -188,14 +274,16 @@ func (a *Audit) write(batch []AuditRecord) {
 		a.logger.Error("gateway: audit log write failed", "error", err, "records", len(batch))
 		return
 	}
-	stmt, err := tx.Prepare(`INSERT INTO tool_calls (at_ms, principal, tenant, method, tool, upstream, outcome, code, duration_us, arguments, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	stmt, err := tx.Prepare(a.sql.insert)
 	if err == nil {
 		for _, r := range batch {
 			method := r.Method
 			if method == "" {
 				method = "tools/call"
 			}
-			if _, err = stmt.Exec(r.Time.UnixMilli(), r.Principal, r.Tenant, method, r.Tool, r.Upstream, r.Outcome, r.Code, r.Duration.Microseconds(), r.Arguments, r.Detail); err != nil {
+			txt := a.sql.text
+			if _, err = stmt.Exec(r.Time.UnixMilli(), txt(r.Principal), txt(r.Tenant), txt(method), txt(r.Tool), txt(r.Upstream),
+				txt(r.Outcome), r.Code, r.Duration.Microseconds(), txt(r.Arguments), txt(r.Detail)); err != nil {
 				break
 			}
 		}
@@ -220,7 +308,7 @@ func (a *Audit) write(batch []AuditRecord) {
 // purge deletes the records past the retention.
 func (a *Audit) purge() {
 	cut := time.Now().Add(-a.retention).UnixMilli()
-	if _, err := a.db.Exec(`DELETE FROM tool_calls WHERE at_ms < ?`, cut); err != nil {
+	if _, err := a.db.Exec(a.sql.purge, cut); err != nil {
 		a.logger.Error("gateway: audit log purge failed", "error", err)
 	}
 }
@@ -228,8 +316,7 @@ func (a *Audit) purge() {
 // Query returns the records of the last since, newest first, at most
 // limit: for tests and tools that read the log.
 func (a *Audit) Query(ctx context.Context, since time.Duration, limit int) ([]AuditRecord, error) {
-	rows, err := a.db.QueryContext(ctx, `SELECT at_ms, principal, tenant, method, tool, upstream, outcome, code, duration_us, arguments, detail FROM tool_calls WHERE at_ms >= ? ORDER BY at_ms DESC, id DESC LIMIT ?`,
-		time.Now().Add(-since).UnixMilli(), limit)
+	rows, err := a.db.QueryContext(ctx, a.sql.query, time.Now().Add(-since).UnixMilli(), limit)
 	if err != nil {
 		return nil, err
 	}
