@@ -29,6 +29,10 @@ type replica struct {
 // replicas starts n replicas of the conformance fixtures server sharing
 // redis, behind a real HAProxy in round robin without stickiness.
 func replicas(t *testing.T, redisURL string, n int) ([]*replica, string) {
+	return replicasTB(t, redisURL, n)
+}
+
+func replicasTB(t testing.TB, redisURL string, n int) ([]*replica, string) {
 	t.Helper()
 	var rs []*replica
 	var backends []string
