@@ -51,6 +51,13 @@ func serveGateway(ctx context.Context, f serveFlags) error {
 	opts := &gateway.Options{Logger: slog.Default(), Version: buildVersion(), Server: mcp.ServerOptions{
 		Instructions: "mcpgate serves the tools of several MCP servers; each tool's name starts with its server's name.",
 	}}
+	if f.shared, err = openCluster(ctx, f, cfg); err != nil {
+		return err
+	}
+	if f.shared != nil {
+		defer f.shared.Close()
+		opts.Cluster = f.shared
+	}
 	dbPath := ""
 	if cfg.Builtins.Tasks {
 		var store *taskstore.Store

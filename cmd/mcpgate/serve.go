@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpgate/mcpgate/cluster"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 	"github.com/mcpgate/mcpgate/taskstore"
@@ -39,6 +40,10 @@ type serveFlags struct {
 	adminTokenFile  string
 	adminToken      string // read from adminTokenFile or MCPGATE_ADMIN_TOKEN
 	tenant          string
+	redis           string // --redis, or MCPGATE_REDIS_URL
+	redisFrom       string // which of them set redis, for messages
+	replicaID       string
+	shared          *cluster.Cluster // opened by openCluster; nil when none is set
 }
 
 const defaultAddr = "127.0.0.1:8765"
@@ -93,6 +98,7 @@ of its input) after letting calls in progress finish.`,
 			if err := flagFromEnv(cmd, "max-sessions-per-principal", "MCPGATE_MAX_SESSIONS_PER_PRINCIPAL"); err != nil {
 				return err
 			}
+			f.clusterFromEnv(cmd)
 			if f.config != "" {
 				return serveGateway(cmd.Context(), f)
 			}
@@ -116,6 +122,8 @@ of its input) after letting calls in progress finish.`,
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long calls in progress may run on after a signal (or the end of input)")
 	fl.DurationVar(&f.sessionIdle, "session-idle-timeout", 30*time.Minute, "end HTTP sessions idle for this long")
 	fl.IntVar(&f.perCaller, "max-sessions-per-principal", 64, "most HTTP sessions one caller may hold (anonymous callers counted by IP address); past it the caller's oldest idle session is ended, or if all are busy the new one is refused with 429 (env MCPGATE_MAX_SESSIONS_PER_PRINCIPAL)")
+	fl.StringVar(&f.redis, "redis", "", "share sessions, streams, rate limits and tasks with the other replicas behind a load balancer, in the Redis at this URL, redis://[:password@]host:6379/0 or rediss:// (env MCPGATE_REDIS_URL; over the configuration's cluster.redis)")
+	fl.StringVar(&f.replicaID, "replica-id", "", "with --redis: this replica's name in logs and metrics (env MCPGATE_REPLICA_ID; over the configuration's cluster.replicaId; default: host name and process id)")
 	f.auth.register(fl)
 	return cmd
 }
@@ -158,8 +166,16 @@ func serve(ctx context.Context, f serveFlags) error {
 	s := newServer(store)
 
 	if f.stdio {
+		// One client over a pipe: there is nothing to share with
+		// replicas, so no Redis is opened, and none is required.
 		slog.Info("mcpgate serving on stdio", "version", buildVersion(), "db", path)
 		return s.ServeStdio(ctx, &mcp.ServeOptions{MaxMessageSize: f.maxMessageSize, ShutdownTimeout: f.shutdownTimeout})
+	}
+	if f.shared, err = openCluster(ctx, f, nil); err != nil {
+		return err
+	}
+	if f.shared != nil {
+		defer f.shared.Close()
 	}
 	return serveHTTP(ctx, s, f, path, nil)
 }
@@ -194,6 +210,8 @@ func serveHTTP(ctx context.Context, s *mcp.Server, f serveFlags, db string, gw *
 		Logger:             slog.Default(),
 	}
 	opts.MaxSessionsPerPrincipal = f.perCaller
+	// TODO(lead): opts.Cluster = f.shared (sessions, streams and
+	// deliveries shared through Redis), once mcphttp.Options has it.
 	if authn != nil {
 		opts.Principal = authn.PrincipalID
 		opts.Authorize = authn.Authorize
@@ -217,6 +235,9 @@ func serveHTTP(ctx context.Context, s *mcp.Server, f serveFlags, db string, gw *
 	attrs := []any{"url", url, "version", buildVersion(), "db", db}
 	if gw != nil {
 		attrs = append(attrs, "config", gw.config, "servers", gw.servers)
+	}
+	if f.shared != nil {
+		attrs = append(attrs, "replica", f.shared.ReplicaID())
 	}
 	slog.Info("mcpgate serving Streamable HTTP", attrs...)
 	headers := ""
