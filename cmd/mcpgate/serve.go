@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/cluster"
+	"github.com/mcpgate/mcpgate/internal/postgres"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 	"github.com/mcpgate/mcpgate/taskstore"
@@ -67,7 +68,9 @@ Without --config, mcpgate serves its built-in task store: the tools
 create_task, get_task, list_tasks, update_task, complete_task and
 delete_task, the prompt review_tasks and the resource tasks://open. Tasks
 are kept in a SQLite file, by default in your data directory
-(` + defaultDBHint() + `); set --db or MCPGATE_TASKS_DB to use another.
+(` + defaultDBHint() + `); set --db or MCPGATE_TASKS_DB to use another,
+or to a postgres:// URL to keep them in Postgres, where replicas behind a
+load balancer share them.
 
 Over HTTP mcpgate listens on http://` + defaultAddr + `/mcp (loopback only;
 --addr changes it, and an address other machines can reach needs
@@ -117,7 +120,7 @@ of its input) after letting calls in progress finish.`,
 	fl.StringSliceVar(&f.allowedOrigins, "allowed-origin", nil, "browser origin allowed to call the server, such as https://app.example.com (repeatable)")
 	fl.BoolVar(&f.cors, "cors", false, "answer CORS preflights for allowed origins (browser clients)")
 	fl.BoolVar(&f.legacySSE, "legacy-sse", true, "also serve the 2024-11-05 HTTP+SSE transport at /sse and /message")
-	fl.StringVar(&f.db, "db", "", "task database file (default: MCPGATE_TASKS_DB or the user data directory)")
+	fl.StringVar(&f.db, "db", "", "task database: a SQLite file, or a Postgres database as postgres://user:password@host:5432/db (default: MCPGATE_TASKS_DB or a file in the user data directory)")
 	fl.IntVar(&f.maxMessageSize, "max-message-size", 4<<20, "largest message accepted, in bytes")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long calls in progress may run on after a signal (or the end of input)")
 	fl.DurationVar(&f.sessionIdle, "session-idle-timeout", 30*time.Minute, "end HTTP sessions idle for this long")
@@ -128,8 +131,10 @@ of its input) after letting calls in progress finish.`,
 	return cmd
 }
 
-// openStore opens the task database at path, or at the default place
-// when path is empty; hint names the settings that choose another.
+// openStore opens the task database at path (a file, or a postgres://
+// URL), or at the default place when path is empty; hint names the
+// settings that choose another. The name it returns, for logs, hides a
+// URL's password.
 func openStore(path, hint string) (*taskstore.Store, string, error) {
 	if path == "" {
 		var err error
@@ -137,11 +142,15 @@ func openStore(path, hint string) (*taskstore.Store, string, error) {
 			return nil, "", fmt.Errorf("finding the task database: %w (set %s)", err, hint)
 		}
 	}
+	name := path
+	if postgres.IsURL(path) {
+		name = postgres.Redact(path)
+	}
 	store, err := taskstore.Open(path)
 	if err != nil {
-		return nil, "", fmt.Errorf("opening the task database %s: %w", path, err)
+		return nil, "", fmt.Errorf("opening the task database %s: %w", name, err)
 	}
-	return store, path, nil
+	return store, name, nil
 }
 
 func defaultDBHint() string {
