@@ -219,8 +219,10 @@ func serveHTTP(ctx context.Context, s *mcp.Server, f serveFlags, db string, gw *
 		Logger:             slog.Default(),
 	}
 	opts.MaxSessionsPerPrincipal = f.perCaller
-	// TODO(lead): opts.Cluster = f.shared (sessions, streams and
-	// deliveries shared through Redis), once mcphttp.Options has it.
+	if f.shared != nil {
+		// Sessions, streams and deliveries shared through Redis.
+		opts.Cluster = f.shared
+	}
 	if authn != nil {
 		opts.Principal = authn.PrincipalID
 		opts.Authorize = authn.Authorize
