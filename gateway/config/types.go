@@ -28,7 +28,7 @@ type Config struct {
 	Defaults ServerOptions `json:"defaults,omitempty"`
 	// Limits bound each caller's tool calls.
 	Limits Limits `json:"limits,omitempty"`
-	// Audit keeps a log of tool calls in SQLite.
+	// Audit keeps a log of tool calls in SQLite or Postgres.
 	Audit Audit `json:"audit,omitempty"`
 	// Tenants partition the gateway among groups of callers (over HTTP,
 	// by authenticated principal). Once any is configured, a caller that
@@ -58,7 +58,9 @@ type Config struct {
 type Builtins struct {
 	// Tasks serves the task store's tools under the name "tasks".
 	Tasks bool `json:"tasks,omitempty"`
-	// TasksDB is the task store's SQLite file ("" = the default place).
+	// TasksDB is the task store's database: a SQLite file, or a
+	// postgres:// URL of a Postgres database that replicas share (""
+	// = the default place).
 	TasksDB string `json:"tasksDb,omitempty"`
 }
 
@@ -299,7 +301,9 @@ type Rate struct {
 
 // Audit configures the audit log of tool calls.
 type Audit struct {
-	// DB is the SQLite file ("" = no audit log).
+	// DB is the audit log's database: a SQLite file, or a postgres://
+	// URL of a Postgres database that replicas share ("" = no audit
+	// log).
 	DB string `json:"db,omitempty"`
 	// Retention is how long records are kept. Default 30 days.
 	Retention Duration `json:"retention,omitempty"`
