@@ -26,13 +26,15 @@ type Limit struct {
 
 // Limits bound each caller's tool calls. Callers are told apart by
 // principal (and tenant, once tenants are configured); anonymous callers
-// share one bucket.
+// share one bucket. With Options.Cluster the rates hold across the
+// gateway's replicas; Concurrent is counted by each replica.
 type Limits struct {
 	// Calls limits a caller's tool calls, all tools together.
 	Calls Limit
 	// Tools limits a caller's calls of one published tool.
 	Tools map[string]Limit
-	// Concurrent bounds a caller's calls in flight (0 = no bound).
+	// Concurrent bounds a caller's calls in flight on this replica (0 =
+	// no bound).
 	Concurrent int
 	// Sampling limits the sampling requests relayed for one caller, and
 	// apart for one server (from the file's limits.sampling).

@@ -284,3 +284,43 @@ func TestSharedRateLimitsFallBackWhileRedisIsDown(t *testing.T) {
 		t.Errorf("after the outage %d calls passed across 3 replicas; want %d to %d", ok, burst, most)
 	}
 }
+
+// Sampling relays are limited across the replicas too, per server and
+// per caller, in buckets of their own: a caller's sampling does not
+// take from its tool calls.
+func TestSharedSamplingLimitsHoldAcrossReplicas(t *testing.T) {
+	rs := testservice.Redis(t)
+	up := httpServer(t, "alpha")
+	const burst = 3
+	cfg := func() *config.Config {
+		return &config.Config{Servers: map[string]*config.Server{"alpha": up}, Limits: config.Limits{
+			Calls:    config.Rate{PerMinute: 6, Burst: burst},
+			Sampling: config.Rate{PerMinute: 6, Burst: burst},
+		}}
+	}
+	reps := replicas(t, 3, rs.URL(), cfg)
+	start := time.Now()
+	// The keys relaySampling uses, the server's and the caller's, and
+	// the key the calls of an anonymous caller with no tenant use.
+	for _, key := range []string{"server\x00alpha", "caller\x00acme\x00alice", "\x00"} {
+		ok := 0
+		for i := range 10 * burst {
+			release, err := reps[i%3].g.sampling.admit("acme", key, "")
+			switch {
+			case err == nil:
+				ok++
+				release()
+			case rpcCode(err) != CodeRateLimited:
+				t.Fatalf("sampling %q: %v", key, err)
+			}
+		}
+		if most := burst + refilled(6, time.Since(start)); ok < burst || ok > most {
+			t.Errorf("%d sampling requests of %q passed across 3 replicas; want %d to %d", ok, key, burst, most)
+		}
+	}
+	// That caller's calls have a bucket of their own, full.
+	css := sessions(t, reps, "")
+	if ok := callRound(t, css, "alpha_echo", 10*burst); ok < burst {
+		t.Errorf("sampling took from the tool calls' bucket of the same key: %d calls passed, want at least %d", ok, burst)
+	}
+}

@@ -276,7 +276,9 @@ type Limits struct {
 	Calls Rate `json:"calls,omitempty"`
 	// Tools are rates per published tool name (github_create_issue).
 	Tools map[string]Rate `json:"tools,omitempty"`
-	// Concurrent bounds a caller's calls in flight (0 = no bound).
+	// Concurrent bounds a caller's calls in flight (0 = no bound). With
+	// a cluster the rates hold across the replicas, but each replica
+	// counts the calls in flight on it.
 	Concurrent int `json:"concurrent,omitempty"`
 	// Sampling is the rate of sampling requests (an upstream asking the
 	// user's model for a completion) relayed for one caller, and, apart,
