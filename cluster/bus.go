@@ -192,9 +192,32 @@ func (c *Cluster) renewAlive() {
 	ctx, cancel := context.WithTimeout(context.Background(), aliveEvery)
 	defer cancel()
 	if err := c.rdb.Set(ctx, c.Key("alive:"+c.tag), c.opts.ReplicaID, aliveTTL).Err(); err != nil {
-		c.outage.Warn("cluster: cannot reach Redis", "error", err)
+		if !c.down.Swap(true) {
+			c.logger.Warn("cluster: Redis does not answer; serving on from what this replica holds", "error", err)
+		}
+		return
+	}
+	if c.down.Swap(false) {
+		c.logger.Info("cluster: Redis answers again")
+		c.mu.Lock()
+		fn := c.recover
+		c.mu.Unlock()
+		if fn != nil {
+			go fn()
+		}
 	}
 }
+
+// OnRecover implements [mcphttp.Cluster]: fn is called when the liveness
+// heartbeat reaches Redis again after it could not.
+func (c *Cluster) OnRecover(fn func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.recover = fn
+}
+
+// Down reports whether the last heartbeat failed to reach Redis.
+func (c *Cluster) Down() bool { return c.down.Load() }
 
 // Alive implements [mcphttp.Cluster]. While Redis cannot be asked, every
 // replica is taken to be alive: an outage of the store must not fail

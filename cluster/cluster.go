@@ -11,11 +11,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/mcpgate/mcpgate/internal/slogthrottle"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
@@ -47,12 +47,15 @@ type Cluster struct {
 	opts   Options
 	tag    string // short, unique per process: routes messages to it
 	logger *slog.Logger
-	outage *slog.Logger // once per outage, not once per failure
 	bus    *bus
 	stop   chan struct{}
 	once   sync.Once
 
 	stateKey []byte
+
+	down    atomic.Bool // the last heartbeat failed
+	mu      sync.Mutex
+	recover func() // OnRecover's, under mu
 }
 
 // Open connects to Redis and checks that it answers: an unreachable
@@ -86,7 +89,6 @@ func Open(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, fmt.Errorf("cluster: Redis at %s does not answer: %w", ro.Addr, err)
 	}
 	c := &Cluster{rdb: rdb, opts: opts, tag: newTag(), logger: opts.Logger.With("replica", opts.ReplicaID), stop: make(chan struct{})}
-	c.outage = slog.New(slogthrottle.New(c.logger.Handler(), nil))
 	if c.stateKey, err = c.loadStateKey(pctx); err != nil {
 		rdb.Close()
 		return nil, fmt.Errorf("cluster: reading the shared state key from Redis at %s: %w", ro.Addr, err)

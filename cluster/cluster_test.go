@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -276,4 +277,60 @@ func TestListChangedReachesEverySession(t *testing.T) {
 			t.Errorf("session %d heard of the change %d times, want once", i, n)
 		}
 	}
+}
+
+// TestRedisRestartedWithoutData stops the shared Redis under a session
+// that every replica holds a copy of, and starts it again empty (no
+// persistence): calls go on while it is down, new sessions are refused
+// with 503, and once it is back the replicas save their sessions again,
+// so that a replica that never held the session can load it.
+func TestRedisRestartedWithoutData(t *testing.T) {
+	rd := testservice.Redis(t)
+	rs, url := replicas(t, rd.URL(), 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*hangBound)
+	defer cancel()
+	connect := func() (*mcp.ClientSession, error) {
+		c := mcp.NewClient(&mcp.Implementation{Name: "cluster-test", Version: "1"}, &mcp.ClientOptions{ProtocolVersion: mcp.Version20251125})
+		return c.Connect(ctx, &mcphttp.ClientTransport{Endpoint: url, DisableLegacyFallback: true, MaxRetries: 1})
+	}
+	cs, err := connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for range 6 {
+		if _, err := cs.CallTool(ctx, "test_simple_text", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rd.Stop()
+	for i := range 6 {
+		if _, err := cs.CallTool(ctx, "test_simple_text", nil); err != nil {
+			t.Fatalf("call %d while Redis is down, on a session every replica holds: %v", i, err)
+		}
+	}
+	_, err = connect()
+	var he *mcphttp.HTTPError
+	if !errors.As(err, &he) || he.Status != http.StatusServiceUnavailable {
+		t.Fatalf("a new session while Redis is down: %v, want a 503", err)
+	}
+	rd.Start()
+	for deadline := time.Now().Add(hangBound); ; {
+		n, err := rs[0].c.SessionCount(ctx)
+		if err == nil && n >= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the replicas did not save their session again after Redis came back (%d records, %v)", n, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := cs.CallTool(ctx, "test_simple_text", nil); err != nil {
+		t.Fatal(err)
+	}
+	cs2, err := connect()
+	if err != nil {
+		t.Fatalf("a new session after Redis came back: %v", err)
+	}
+	cs2.Close()
 }

@@ -95,6 +95,10 @@ type Cluster interface {
 	Send(ctx context.Context, tag string, msg []byte) error
 	Broadcast(ctx context.Context, msg []byte) error
 	Receive(fn func(msg []byte))
+	// OnRecover sets the function called when the cluster answers again
+	// after it did not: the handler saves its sessions again then, in
+	// case the store lost them.
+	OnRecover(fn func())
 }
 
 // SessionRecord is what a Cluster keeps of a session: enough for any
@@ -162,7 +166,7 @@ func (h *Handler) sendEnvelope(tag string, e *envelope) {
 		err = h.opts.Cluster.Send(ctx, tag, b)
 	}
 	if err != nil {
-		h.logger.Warn("mcphttp: could not tell the other replicas", "kind", e.Kind, "session", e.Session, "error", err)
+		h.clusterLog.Warn("mcphttp: could not tell the other replicas", "kind", e.Kind, "session", e.Session, "error", err)
 	}
 }
 
@@ -244,7 +248,7 @@ func (h *Handler) saveSession(s *session) error {
 // the replicas that hold copies of it.
 func (h *Handler) stateChanged(s *session) {
 	if err := h.saveSession(s); err != nil {
-		h.logger.Warn("mcphttp: could not save a session's state in the cluster", "session", s.id, "error", err)
+		h.clusterLog.Warn("mcphttp: could not save a session's state in the cluster", "session", s.id, "error", err)
 		return
 	}
 	st := s.ss.State()
@@ -406,7 +410,7 @@ func (h *Handler) forwardTask(w http.ResponseWriter, r *http.Request, s *session
 	defer ack.Stop()
 	check := time.NewTicker(ownerCheck)
 	defer check.Stop()
-	acked := false
+	acked, misses := false, 0
 	for {
 		select {
 		case e := <-ch:
@@ -424,10 +428,7 @@ func (h *Handler) forwardTask(w http.ResponseWriter, r *http.Request, s *session
 				return
 			}
 		case <-check.C:
-			ctx, cancel := clusterCtx()
-			alive := h.opts.Cluster.Alive(ctx, tag)
-			cancel()
-			if !alive {
+			if h.stopped(tag, &misses) {
 				fail("The server replica running this task stopped, and the task with it: it failed. Start it again if it is safe to")
 				return
 			}
@@ -533,4 +534,33 @@ func (h *Handler) deliverChange(method, uri string) {
 	for _, s := range held {
 		s.ss.NotifyChange(method, uri)
 	}
+}
+
+// recovered saves again the records of the sessions this replica holds
+// copies of, after the cluster did not answer for a while: a store that
+// restarted without its data must not lose sessions that replicas are
+// serving. A record another replica changed since is overwritten with
+// this copy's state, which differs only if the client changed its log
+// level or subscriptions there during the outage.
+func (h *Handler) recovered() {
+	h.sessions.mu.Lock()
+	copies := make([]*session, 0, len(h.sessions.byID))
+	for _, s := range h.sessions.byID {
+		if s.shared {
+			copies = append(copies, s)
+		}
+	}
+	h.sessions.mu.Unlock()
+	saved := 0
+	for _, s := range copies {
+		if s.ss.ProtocolVersion() == "" {
+			continue // not initialized yet: its initialize saves it
+		}
+		if err := h.saveSession(s); err != nil {
+			h.clusterLog.Warn("mcphttp: could not save a session again after the cluster recovered", "session", s.id, "error", err)
+			return
+		}
+		saved++
+	}
+	h.logger.Info("mcphttp: the cluster answers again; sessions saved again", "sessions", saved)
 }

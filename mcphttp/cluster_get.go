@@ -157,6 +157,7 @@ func (h *Handler) watchShared(ctx context.Context, cancel context.CancelCauseFun
 		if owner == "" {
 			check.Stop()
 		}
+		misses := 0
 		for {
 			select {
 			case <-done:
@@ -176,10 +177,7 @@ func (h *Handler) watchShared(ctx context.Context, cancel context.CancelCauseFun
 					return
 				}
 			case <-check.C:
-				actx, acancel := clusterCtx()
-				alive := h.opts.Cluster.Alive(actx, owner)
-				acancel()
-				if !alive {
+				if h.stopped(owner, &misses) {
 					cancel(errOwnerStopped)
 					return
 				}
@@ -216,7 +214,7 @@ func (h *Handler) keepClaim(s *session, holder string, ttl time.Duration) func()
 // unavailable answers a request that needs the cluster while it does not
 // answer.
 func (h *Handler) unavailable(w http.ResponseWriter, err error) {
-	h.logger.Warn("mcphttp: the cluster does not answer", "error", err)
+	h.clusterLog.Warn("mcphttp: the cluster does not answer", "error", err)
 	w.Header().Set("Retry-After", "1")
 	h.httpError(w, http.StatusServiceUnavailable, nil, codeInternalError, "Service Unavailable: the store this server's replicas share sessions in does not answer; retry shortly")
 }
@@ -266,4 +264,19 @@ func (sw *sharedWriter) write(b []byte) error {
 		return err
 	}
 	return sw.rc.Flush()
+}
+
+// stopped reports whether the replica tagged owner has stopped: its
+// liveness key was missing at two checks in a row. One miss is not
+// enough: a store that restarted without its data has lost every
+// replica's key until each renews it (within a second).
+func (h *Handler) stopped(owner string, misses *int) bool {
+	ctx, cancel := clusterCtx()
+	defer cancel()
+	if h.opts.Cluster.Alive(ctx, owner) {
+		*misses = 0
+		return false
+	}
+	*misses++
+	return *misses >= 2
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgate/mcpgate/internal/slogthrottle"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -48,6 +49,9 @@ type Handler struct {
 	closeCancel context.CancelFunc
 
 	calls sync.Map // call name → chan *envelope: requests handed to another replica
+	// clusterLog logs what fails while the cluster does not answer: a
+	// few lines a minute per kind, not one per request.
+	clusterLog *slog.Logger
 }
 
 // NewHandler returns a Handler serving s.
@@ -62,8 +66,10 @@ func NewHandler(s *mcp.Server, opts *Options) *Handler {
 	h.origins = newOrigins(&h.opts)
 	h.sessions.byID = map[string]*session{}
 	h.sessions.byOwner = map[owner]map[*session]struct{}{}
+	h.clusterLog = slog.New(slogthrottle.New(h.logger.Handler(), nil))
 	if h.opts.Cluster != nil {
 		h.opts.Cluster.Receive(h.receive)
+		h.opts.Cluster.OnRecover(h.recovered)
 		s.ShareStateKey(h.opts.Cluster.StateKey())
 		s.WatchChanges(h.changed)
 	}
@@ -228,7 +234,7 @@ func (h *Handler) lookup(w http.ResponseWriter, r *http.Request, id *jsonrpc.ID)
 				h.refuseSession(w, id, err)
 				return nil
 			}
-			h.logger.Warn("mcphttp: could not load a session from the cluster", "session", vals[0], "error", err)
+			h.clusterLog.Warn("mcphttp: could not load a session from the cluster", "session", vals[0], "error", err)
 			w.Header().Set("Retry-After", "1")
 			h.httpError(w, http.StatusServiceUnavailable, id, codeInternalError, "Service Unavailable: the store this server's replicas share sessions in does not answer, so this session cannot be served here now; retry shortly")
 			return nil

@@ -195,7 +195,7 @@ func (s *session) close(end bool) {
 		ctx, cancel := clusterCtx()
 		defer cancel()
 		if err := errors.Join(c.DeleteSession(ctx, s.id), c.ForgetEvents(ctx, s.key)); err != nil {
-			s.h.logger.Warn("mcphttp: could not end a session in the cluster", "session", s.id, "error", err)
+			s.h.clusterLog.Warn("mcphttp: could not end a session in the cluster", "session", s.id, "error", err)
 		}
 		s.h.sendEnvelope("", &envelope{Kind: "end", Session: s.id, Principal: s.principal})
 	}

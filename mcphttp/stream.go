@@ -99,7 +99,7 @@ func (s *stream) emit(msg []byte, final bool) error {
 	if final && s.initialize && s.sess.shared && replyError(msg) == nil {
 		if err := s.sess.h.saveSession(s.sess); err != nil {
 			// The session cannot be shared, so it cannot be served.
-			s.sess.h.logger.Warn("mcphttp: could not save a new session in the cluster", "error", err)
+			s.sess.h.clusterLog.Warn("mcphttp: could not save a new session in the cluster", "error", err)
 			msg = jsonrpc.AppendError(nil, *s.reqID, jsonrpc.Errorf(codeInternalError,
 				"Service Unavailable: the store this server's replicas share sessions in does not answer, so no session can begin; retry shortly"))
 			if s.c != nil && !s.sse {
@@ -133,7 +133,7 @@ func (s *stream) emit(msg []byte, final bool) error {
 	s.startSSE(false) // the event below flushes both
 	s.seq++
 	if err := s.sess.storeEvent(s.name, s.seq, msg, final && !s.standalone); err != nil {
-		s.sess.h.logger.Warn("mcphttp: could not store an event", "error", err)
+		s.sess.h.clusterLog.Warn("mcphttp: could not store an event", "error", err)
 	}
 	if final && !s.standalone {
 		s.ended = true
@@ -157,7 +157,7 @@ func (s *stream) finish() {
 	s.ended = true
 	s.seq++
 	if err := s.sess.storeEvent(s.name, s.seq, nil, true); err != nil {
-		s.sess.h.logger.Warn("mcphttp: could not store the end of a stream", "error", err)
+		s.sess.h.clusterLog.Warn("mcphttp: could not store the end of a stream", "error", err)
 	}
 }
 
@@ -176,7 +176,7 @@ func (s *stream) startSSE(flush bool) {
 			head = s.reqID.Raw()
 		}
 		if err := s.sess.storeEvent(s.name, 0, head, false); err != nil {
-			s.sess.h.logger.Warn("mcphttp: could not store the head of a stream", "error", err)
+			s.sess.h.clusterLog.Warn("mcphttp: could not store the head of a stream", "error", err)
 		}
 	}
 	c := s.c
