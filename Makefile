@@ -133,3 +133,11 @@ bench:
 
 bench-micro:
 	$(GO) test -run '^$$' -bench . -benchmem ./jsonrpc ./mcp ./mcphttp ./cmd/mcpgate
+
+# Issue 23's scale figures: TestClusterScale at 10,000 sessions, each with
+# its GET stream open, over three gateway replicas behind HAProxy sharing
+# one Redis, then a rolling restart; prints the fan-out time, Redis memory,
+# each replica's RSS and the restart steps (make test runs it at 1,000).
+.PHONY: scale
+scale:
+	MCPGATE_SCALE_SESSIONS=10000 MCPGATE_REQUIRE_SERVICES=1 $(GO) test -run '^TestClusterScale$$' -v -count=1 -timeout 20m ./cmd/mcpgate
