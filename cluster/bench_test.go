@@ -31,7 +31,7 @@ func BenchmarkWarmCall(b *testing.B) {
 	}{{"single", false, 1}, {"3-replicas-redis", true, 3}} {
 		var url string
 		if setup.shared {
-			_, url = replicasTB(b, rd.URL(), setup.n)
+			_, url = replicasTB(b, rd.URL(), setup.n, nil)
 		} else {
 			h := mcphttp.NewHandler(conformance.NewServer(), nil)
 			ts := httptest.NewServer(h)

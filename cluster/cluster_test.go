@@ -7,12 +7,14 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mcpgate/mcpgate/cluster"
 	"github.com/mcpgate/mcpgate/conformance"
 	"github.com/mcpgate/mcpgate/internal/testservice"
+	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
@@ -30,10 +32,11 @@ type replica struct {
 // replicas starts n replicas of the conformance fixtures server sharing
 // redis, behind a real HAProxy in round robin without stickiness.
 func replicas(t *testing.T, redisURL string, n int) ([]*replica, string) {
-	return replicasTB(t, redisURL, n)
+	return replicasTB(t, redisURL, n, nil)
 }
 
-func replicasTB(t testing.TB, redisURL string, n int) ([]*replica, string) {
+// replicasTB is replicas with each replica's options set by opts.
+func replicasTB(t testing.TB, redisURL string, n int, opts func(*mcphttp.Options)) ([]*replica, string) {
 	t.Helper()
 	var rs []*replica
 	var backends []string
@@ -42,7 +45,11 @@ func replicasTB(t testing.TB, redisURL string, n int) ([]*replica, string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := mcphttp.NewHandler(conformance.NewServer(), &mcphttp.Options{Cluster: c, KeepAlive: time.Second})
+		o := &mcphttp.Options{Cluster: c, KeepAlive: time.Second}
+		if opts != nil {
+			opts(o)
+		}
+		h := mcphttp.NewHandler(conformance.NewServer(), o)
 		ts := httptest.NewServer(h)
 		r := &replica{c: c, h: h, ts: ts}
 		t.Cleanup(func() {
@@ -333,4 +340,80 @@ func TestRedisRestartedWithoutData(t *testing.T) {
 		t.Fatalf("a new session after Redis came back: %v", err)
 	}
 	cs2.Close()
+}
+
+// TestRouteRunsCallsOnOneReplica routes every tools/call of a session to
+// one replica (as the gateway does for a server with an upstream process
+// per session): wherever the POST lands, the call runs there, with its
+// progress, logs, elicitation and resumption as if it ran where it
+// landed, and the context values the carrier saves arrive with it.
+func TestRouteRunsCallsOnOneReplica(t *testing.T) {
+	rd := testservice.Redis(t)
+	var home atomic.Value // the tag of the replica that runs the calls
+	home.Store("")
+	var mu sync.Mutex
+	ranOn := map[string]int{}
+	type carried struct{}
+	rs, url := replicasTB(t, rd.URL(), 3, func(o *mcphttp.Options) {
+		c := o.Cluster
+		o.Route = func(ctx context.Context, _ string, msg *jsonrpc.Message) string {
+			if msg.Method == "tools/call" {
+				return home.Load().(string)
+			}
+			return ""
+		}
+		o.CarryContext = &mcphttp.ContextCarrier{
+			Save: func(ctx context.Context) ([]byte, error) { return []byte(`"from ` + c.Tag() + `"`), nil },
+			Restore: func(ctx context.Context, saved []byte) context.Context {
+				mu.Lock()
+				ranOn[c.Tag()]++
+				mu.Unlock()
+				return context.WithValue(ctx, carried{}, string(saved))
+			},
+		}
+	})
+	home.Store(rs[0].c.Tag())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*hangBound)
+	defer cancel()
+	var progress, logs int
+	c := mcp.NewClient(&mcp.Implementation{Name: "cluster-test", Version: "1"}, &mcp.ClientOptions{
+		ProtocolVersion: mcp.Version20251125,
+		ElicitationHandler: func(ctx context.Context, _ *mcp.ClientSession, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"username": "ada", "email": "ada@example.com"}}, nil
+		},
+		LoggingMessageHandler: func(context.Context, *mcp.ClientSession, *mcp.LoggingMessageParams) {
+			mu.Lock()
+			logs++
+			mu.Unlock()
+		},
+	})
+	cs, err := c.Connect(ctx, &mcphttp.ClientTransport{Endpoint: url, DisableLegacyFallback: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	pctx := mcp.WithProgress(ctx, func(*mcp.ProgressNotificationParams) {
+		mu.Lock()
+		progress++
+		mu.Unlock()
+	})
+	if err := cs.SetLoggingLevel(ctx, "debug"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		for _, name := range []string{"test_simple_text", "test_tool_with_progress", "test_tool_with_logging", "test_elicitation", "test_reconnection"} {
+			res, err := cs.CallTool(pctx, name, map[string]any{"message": "who?"})
+			if err != nil || res.IsError {
+				t.Fatalf("round %d, %s: %v %+v", i, name, err, res)
+			}
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if progress < 3 || logs < 3 {
+		t.Errorf("progress notifications %d, log messages %d: want at least 3 of each", progress, logs)
+	}
+	if len(ranOn) != 1 || ranOn[rs[0].c.Tag()] == 0 {
+		t.Errorf("calls handed over ran on %v, want only on the home replica %s", ranOn, rs[0].c.Tag())
+	}
 }

@@ -3,9 +3,12 @@ package mcphttp
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -150,6 +153,8 @@ type envelope struct {
 	State     *mcp.SessionState `json:"st,omitempty"`
 	Method    string            `json:"mt,omitempty"` // "changed": the notification's method
 	URI       string            `json:"u,omitempty"`  // "changed": the updated resource
+	Stream    string            `json:"sn,omitempty"` // "run": the stream to answer on
+	Carry     []byte            `json:"cx,omitempty"` // "call", "run": Options.CarryContext's save
 }
 
 func (h *Handler) sendEnvelope(tag string, e *envelope) {
@@ -180,6 +185,9 @@ func (h *Handler) receive(b []byte) {
 	case "call":
 		h.sendEnvelope(e.From, &envelope{Kind: "ack", Call: e.Call})
 		go h.answerCall(&e)
+		return
+	case "run":
+		go h.runFor(&e)
 		return
 	case "changed":
 		h.deliverChange(e.Method, e.URI)
@@ -563,4 +571,100 @@ func (h *Handler) recovered() {
 		saved++
 	}
 	h.logger.Info("mcphttp: the cluster answers again; sessions saved again", "sessions", saved)
+}
+
+// A request that must run on another replica (Options.Route) is handed to
+// it with the name of a stream of that replica's; the replica runs it on
+// that stream, whose events (its progress, its requests to the client,
+// its reply) it stores as it would for a client that resumes, and this
+// replica answers the POST by following the stream. The client may
+// resume it anywhere, answers the replica's requests through any replica,
+// and gets -32012 if the replica stops, as for any stream.
+
+// forwardRun hands a request to the replica tagged tag and answers the
+// POST with its stream.
+func (h *Handler) forwardRun(w http.ResponseWriter, r *http.Request, ctx context.Context, s *session, b *body, tag string) {
+	var carry []byte
+	if cc := h.opts.CarryContext; cc != nil && cc.Save != nil {
+		var err error
+		if carry, err = cc.Save(ctx); err != nil {
+			h.httpError(w, http.StatusInternalServerError, b.id, codeInternalError, "Internal error: the request could not be handed to the replica that must run it")
+			return
+		}
+	}
+	var n [8]byte
+	rand.Read(n[:])
+	name := "p" + tag + "." + strconv.FormatUint(binary.BigEndian.Uint64(n[:])>>2|1, 10)
+	call := newSessionID()
+	ch := make(chan *envelope, 2)
+	h.calls.Store(call, ch)
+	defer h.calls.Delete(call)
+	h.sendEnvelope(tag, &envelope{Kind: "run", Call: call, Session: s.id, Principal: s.principal, Message: b.raw, Stream: name, Carry: carry})
+	fail := func(why string) {
+		msg := jsonrpc.AppendError(nil, *b.id, jsonrpc.Errorf(CodeReplicaStopped, "%s", why).WithData(map[string]any{"replica": tag}))
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(msg)
+	}
+	ack := time.NewTimer(callAck)
+	defer ack.Stop()
+	select {
+	case <-ch:
+	case <-ack.C:
+		fail("The server replica that must run this request did not take it; retry it")
+		return
+	case <-r.Context().Done():
+		return
+	case <-h.closing:
+		fail("This server replica is shutting down; retry the request")
+		return
+	}
+	h.serveSharedStream(w, r, s, name, 0)
+}
+
+// runFor runs a request another replica handed over (see forwardRun), on
+// the stream it named.
+func (h *Handler) runFor(e *envelope) {
+	msg, err := jsonrpc.DecodeMessage(e.Message)
+	if err != nil || msg.Kind() != jsonrpc.KindRequest {
+		return
+	}
+	if tag, ok := streamOwner(e.Stream); !ok || tag != h.opts.Cluster.Tag() {
+		return
+	}
+	s := h.sessions.get(e.Session)
+	if s == nil || s.principal != e.Principal {
+		if s, err = h.copyOf(e.Session, e.Principal, owner{principal: e.Principal, addr: "cluster"}); err != nil || s == nil {
+			return // the other replica's wait for the head ends it
+		}
+	}
+	if !s.begin() {
+		return
+	}
+	defer s.end()
+	st := newStream(s, e.Stream, false)
+	st.reqID = &msg.ID
+	st.mu.Lock()
+	st.startSSE(false) // stores the head: the stream exists before the ack
+	st.mu.Unlock()
+	s.mu.Lock()
+	s.streams[st.name] = st
+	s.mu.Unlock()
+	defer s.dropStream(st)
+	h.sendEnvelope(e.From, &envelope{Kind: "ack", Call: e.Call})
+
+	ctx := mcp.WithPrincipal(context.Background(), s.principal)
+	if cc := h.opts.CarryContext; cc != nil && cc.Restore != nil && e.Carry != nil {
+		ctx = cc.Restore(ctx, e.Carry)
+	}
+	ctx = context.WithValue(ctx, streamKey{}, st)
+	h.inflight.Add(1)
+	defer h.inflight.Done()
+	s.ss.HandleMessage(ctx, msg, st)
+	st.finish()
+	st.mu.Lock()
+	if !st.replied {
+		st.replied = true
+		close(st.done)
+	}
+	st.mu.Unlock()
 }

@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"time"
@@ -65,6 +66,21 @@ type Options struct {
 	// HTTP+SSE transport's sessions stay on the replica that holds their
 	// stream, and need sticky routing.
 	Cluster Cluster
+
+	// Route, with Cluster, names (by its tag, see Cluster.Tag) the
+	// replica that must run a request of a shared session; "" or this
+	// replica's own tag runs it here. It is for requests that need what
+	// only one replica holds, such as an upstream process of the
+	// session's own: the request is handed to that replica, which runs it
+	// in its copy of the session, and its messages and reply come back
+	// through the cluster's events. Route is called for every request of
+	// a shared session, so it must be cheap.
+	Route func(ctx context.Context, sessionID string, msg *jsonrpc.Message) string
+
+	// CarryContext, with Cluster, carries what a request's handlers read
+	// from its context besides the principal (the authenticated caller
+	// and its scopes, a tenant) to the replica that runs it for another.
+	CarryContext *ContextCarrier
 
 	// StreamResponses answers every request with an SSE stream, even when
 	// the result is all there is to send, as the TypeScript SDK does by
@@ -151,6 +167,16 @@ func (o *Options) fill() {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+}
+
+// ContextCarrier saves values of a request's context on the replica that
+// received it and restores them on the replica that runs it
+// ([Options.CarryContext]). What it saves travels through the cluster's
+// store, which the replicas trust; it must hold no secret that the
+// store may not see.
+type ContextCarrier struct {
+	Save    func(ctx context.Context) ([]byte, error)
+	Restore func(ctx context.Context, saved []byte) context.Context
 }
 
 // StatusError is an error with an HTTP status (and headers) that a hook

@@ -251,6 +251,12 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, s *session, b
 		h.forwardTask(w, r, of, b, tag)
 		return
 	}
+	if h.opts.Route != nil && s.shared && !b.batch {
+		if tag := h.opts.Route(ctx, s.id, b.msg); tag != "" && tag != h.opts.Cluster.Tag() {
+			h.forwardRun(w, r, ctx, s, b, tag)
+			return
+		}
+	}
 	st := s.newStream()
 	st.reqID = b.id
 	initialize := !b.batch && b.msg.Method == "initialize" && w.Header().Get(headerSessionID) == s.id
