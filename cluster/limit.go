@@ -8,6 +8,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -28,8 +29,10 @@ const RetryInterval = time.Second
 // calls keep flowing under each replica's own limit (at most the limit
 // per replica, not across them) and no call waits on a dead server. One
 // warning is logged when an outage begins and one line when it ends;
-// recovery needs nothing: after [RetryInterval] one call tries Redis
-// again, and from its success on the buckets are shared again.
+// recovery needs nothing: once the cluster's heartbeat reaches Redis
+// again, and at most [RetryInterval] after the last failure, one call
+// tries Redis again, and from its success on the buckets are shared
+// again.
 //
 // A Limiter is safe for concurrent use.
 type Limiter struct {
@@ -82,8 +85,15 @@ func (l *Limiter) Allow(ctx context.Context, key string, perSecond float64, burs
 }
 
 // mayTry reports whether a call may go to Redis: always while it
-// answers, and after a failure to one call per RetryInterval.
+// answers, and after a failure to one call per RetryInterval; never
+// while the cluster's heartbeat finds it away ([Cluster.Down]), so that
+// a Redis that hangs rather than refuses keeps no call waiting once the
+// heartbeat has noticed.
 func (l *Limiter) mayTry() bool {
+	if l.c.Down() {
+		l.failed(errHeartbeat)
+		return false
+	}
 	at := l.retryAt.Load()
 	if at == 0 {
 		return true
@@ -93,6 +103,8 @@ func (l *Limiter) mayTry() bool {
 	// fall back meanwhile instead of queueing on a dead server.
 	return now >= at && l.retryAt.CompareAndSwap(at, now+int64(RetryInterval))
 }
+
+var errHeartbeat = errors.New("the replica's heartbeat does not reach it")
 
 func (l *Limiter) failed(err error) {
 	if l.retryAt.Swap(time.Now().Add(RetryInterval).UnixNano()) == 0 {

@@ -176,7 +176,7 @@ func TestLimiterFailsFastWhileRedisIsDownAndRecovers(t *testing.T) {
 			t.Fatalf("with Redis stopped: %v, want ErrUnavailable", err)
 		}
 	}
-	if n := strings.Count(logs.String(), "Redis does not answer"); n != 1 {
+	if n := strings.Count(logs.String(), "each replica holds rate limits alone"); n != 1 {
 		t.Errorf("the outage was logged %d times; want once:\n%s", n, logs.String())
 	}
 	rs.Start()
@@ -193,7 +193,7 @@ func TestLimiterFailsFastWhileRedisIsDownAndRecovers(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if n := strings.Count(logs.String(), "Redis answers again"); n != 1 {
+	if n := strings.Count(logs.String(), "rate limits are shared by the replicas again"); n != 1 {
 		t.Errorf("the recovery was logged %d times; want once:\n%s", n, logs.String())
 	}
 }
