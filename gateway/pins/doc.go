@@ -18,6 +18,12 @@
 // the gateway publishes for a tool under a policy (warn, block or
 // approve); [Store.Approve] and [Store.Reset] are the operator's answers.
 //
+// A Store is a SQLite file (the default), memory, or a Postgres database
+// named by a postgres:// URL, which the replicas of a gateway share: an
+// approval made through one replica, or by mcpgate pins against the same
+// database, reaches every replica through [Store.Version] within its
+// poll.
+//
 // # The scanner
 //
 // [Scan] looks for instruction-injection patterns in a definition's text
