@@ -45,6 +45,30 @@ redis.call('PUBLISH', ARGV[6], seq .. '|' .. ARGV[3] .. '|' .. ARGV[2])
 return seq
 `)
 
+// appendOnceScript is appendScript for news told by several replicas:
+// the first append of a change (KEYS[3], kept ARGV[2] ms) is numbered and
+// stored, the others store nothing and return 0.
+var appendOnceScript = redis.NewScript(`
+if redis.call('SET', KEYS[3], '1', 'NX', 'PX', ARGV[2]) == false then return 0 end
+local seq = 1
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+if #last > 0 then seq = tonumber(string.match(last[1][1], '%-(%d+)$')) + 1 end
+redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '1-' .. seq, 'd', ARGV[1], 'f', '0')
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[5])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+redis.call('PUBLISH', ARGV[4], seq .. '|0|' .. ARGV[1])
+return seq
+`)
+
+// AppendEventOnce implements [mcphttp.Cluster].
+func (c *Cluster) AppendEventOnce(ctx context.Context, key, stream, once string, data []byte) (bool, error) {
+	n, err := appendOnceScript.Run(ctx, c.rdb,
+		[]string{c.streamKey(key, stream), c.streamSet(key), c.Key("once:" + key + "|" + once)},
+		data, c.opts.EventTTL.Milliseconds(), c.opts.MaxEvents, c.streamChan(key, stream), stream).Int()
+	return n > 0, err
+}
+
 // AppendEvent implements [mcphttp.Cluster]. Only the GET stream ("g") is
 // numbered here; the replica running a POST stream numbers its events.
 func (c *Cluster) AppendEvent(ctx context.Context, key, stream string, seq int, data []byte, final bool) (int, error) {

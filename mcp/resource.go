@@ -420,19 +420,40 @@ func quote(s string) []byte {
 	return b
 }
 
-// NotifyChange tells the session of a change that arose elsewhere (see
-// [Server.WatchChanges]), as the server would have: a list change if it
-// was told the list can change, a resource update if it is subscribed to
-// the resource.
-func (ss *ServerSession) NotifyChange(method, uri string) {
-	if method != notificationResourceUpdated {
-		ss.notifyListChanged(method)
-		return
+// ChangeNotification returns the notification that tells the session of
+// a change that arose elsewhere (see [Server.WatchChanges]), or nil when
+// the session is not to hear of it: a list change if it was told the list
+// can change, a resource update if it is subscribed to the resource. The
+// transport sends it.
+func (ss *ServerSession) ChangeNotification(method, uri string) []byte {
+	if sessionState(ss.state.Load()) != stateOperating {
+		return nil
 	}
 	ss.mu.Lock()
-	_, ok := ss.subs[uri]
+	caps := ss.caps
+	_, subscribed := ss.subs[uri]
 	ss.mu.Unlock()
-	if ok && sessionState(ss.state.Load()) == stateOperating {
-		ss.notify(ss.out, notificationResourceUpdated, jsontext.Value(fmt.Appendf(nil, `{"uri":%s}`, quote(uri))))
+	var params []byte
+	switch method {
+	case notificationToolsListChanged:
+		if caps.Tools == nil || !caps.Tools.ListChanged {
+			return nil
+		}
+	case notificationPromptsListChanged:
+		if caps.Prompts == nil || !caps.Prompts.ListChanged {
+			return nil
+		}
+	case notificationResourcesListChanged:
+		if caps.Resources == nil || !caps.Resources.ListChanged {
+			return nil
+		}
+	case notificationResourceUpdated:
+		if !subscribed {
+			return nil
+		}
+		params = fmt.Appendf(nil, `{"uri":%s}`, quote(uri))
+	default:
+		return nil
 	}
+	return jsonrpc.AppendNotification(nil, method, params)
 }

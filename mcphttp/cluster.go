@@ -69,6 +69,11 @@ type Cluster interface {
 	// heads the stream: it is never replayed, but [Cluster.Head] returns
 	// it.
 	AppendEvent(ctx context.Context, key, stream string, seq int, data []byte, final bool) (int, error)
+	// AppendEventOnce appends an event to a stream several replicas write
+	// (the GET stream), numbering it, unless an event named once was
+	// appended to it already (the same news, told by another replica);
+	// it reports whether it appended.
+	AppendEventOnce(ctx context.Context, key, stream, once string, data []byte) (bool, error)
 	// Head returns the data of the event numbered 0 of a stream, and
 	// whether the stream exists.
 	Head(ctx context.Context, key, stream string) ([]byte, bool, error)
@@ -152,6 +157,7 @@ type envelope struct {
 	Message   json.RawMessage   `json:"m,omitempty"`
 	State     *mcp.SessionState `json:"st,omitempty"`
 	Method    string            `json:"mt,omitempty"` // "changed": the notification's method
+	Change    string            `json:"ch,omitempty"` // "changed": names the change, once for all replicas
 	URI       string            `json:"u,omitempty"`  // "changed": the updated resource
 	Stream    string            `json:"sn,omitempty"` // "run": the stream to answer on
 	Carry     []byte            `json:"cx,omitempty"` // "call", "run": Options.CarryContext's save
@@ -190,7 +196,7 @@ func (h *Handler) receive(b []byte) {
 		go h.runFor(&e)
 		return
 	case "changed":
-		h.deliverChange(e.Method, e.URI)
+		go h.deliverChange(e.Change, e.Method, e.URI)
 		return
 	case "ack", "reply":
 		if v, ok := h.calls.Load(e.Call); ok {
@@ -506,10 +512,14 @@ func (c *capture) WriteReply(msg []byte) error {
 }
 
 // News of lists and resources: a change arises on one replica (a tool
-// added, a resource updated), and every session must hear of it, wherever
-// its GET stream is held. The replica where it arose tells the others;
-// each tells the sessions whose GET stream it holds, and the copies that
-// hold none say nothing, so that a client hears it once.
+// added, a resource updated), and every session must hear of it once,
+// wherever its GET stream is held, and have it stored for a client that
+// resumes the stream. The replica where it arose names the change and
+// tells every replica, itself included; each appends the notification to
+// the GET stream of every session it holds a copy of, and the cluster
+// keeps the first append of each change per session only. What the
+// server writes to its sessions' GET streams directly for such a change
+// is dropped: the named change stands for it.
 
 // serverWide reports whether msg is news of a list or a resource, which
 // every session hears of.
@@ -523,24 +533,36 @@ func serverWide(msg []byte) bool {
 	return false
 }
 
-// changed tells the other replicas of a change that arose here.
+// changed tells every replica of a change that arose here.
 func (h *Handler) changed(method, uri string) {
-	h.sendEnvelope("", &envelope{Kind: "changed", Method: method, URI: uri})
+	e := &envelope{Kind: "changed", Method: method, URI: uri, Change: newSessionID()}
+	h.sendEnvelope("", e)
+	go h.deliverChange(e.Change, method, uri)
 }
 
-// deliverChange tells the sessions whose GET stream this replica holds of
-// a change that arose on another replica.
-func (h *Handler) deliverChange(method, uri string) {
+// deliverChange stores a change's notification in the GET stream of every
+// session this replica holds a copy of (the cluster keeps one per
+// session, whichever replica comes first).
+func (h *Handler) deliverChange(change, method, uri string) {
 	h.sessions.mu.Lock()
-	held := make([]*session, 0, len(h.sessions.byID))
+	copies := make([]*session, 0, len(h.sessions.byID))
 	for _, s := range h.sessions.byID {
-		if s.holding.Load() {
-			held = append(held, s)
+		if s.shared {
+			copies = append(copies, s)
 		}
 	}
 	h.sessions.mu.Unlock()
-	for _, s := range held {
-		s.ss.NotifyChange(method, uri)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*clusterTimeout)
+	defer cancel()
+	for _, s := range copies {
+		msg := s.ss.ChangeNotification(method, uri)
+		if msg == nil {
+			continue
+		}
+		if _, err := h.opts.Cluster.AppendEventOnce(ctx, s.key, "g", change, msg); err != nil {
+			h.clusterLog.Warn("mcphttp: could not store news of a change", "method", method, "error", err)
+			return
+		}
 	}
 }
 

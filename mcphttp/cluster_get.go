@@ -76,8 +76,6 @@ func (h *Handler) serveSharedStream(w http.ResponseWriter, r *http.Request, s *s
 			after = last
 		}
 		defer h.keepClaim(s, holder, ttl)()
-		s.holding.Store(true)
-		defer s.holding.Store(false)
 	} else {
 		tag, ok := streamOwner(name)
 		if !ok {

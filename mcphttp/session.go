@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mcpgate/mcpgate/internal/httpmeta"
@@ -29,9 +28,6 @@ type session struct {
 	// replica's copy of it; ending the copy does not end the session.
 	shared  bool
 	touched time.Time // when the copy last postponed the record's expiry
-	// holding: this replica holds the session's GET stream, so it is the
-	// one that tells the client of changes to lists and resources.
-	holding atomic.Bool
 	ss      *mcp.ServerSession
 	view    httpmeta.Server // the server's answers before a request runs
 

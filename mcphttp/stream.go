@@ -85,9 +85,9 @@ func (s *stream) emit(msg []byte, final bool) error {
 	if s.standalone && s.sess.shared {
 		// Any replica may send on the GET stream of a shared session; the
 		// one holding the stream writes what the cluster delivers. News
-		// of lists and resources reaches every replica (see
-		// Handler.changed), and only the holder passes it on, once.
-		if serverWide(msg) && !s.sess.holding.Load() {
+		// of lists and resources goes as a named change (see
+		// Handler.changed), once per session.
+		if serverWide(msg) {
 			return nil
 		}
 		return s.sess.storeEvent(s.name, 0, msg, false)
