@@ -13,8 +13,8 @@ const Redaction = redact.Marker
 
 // Redacted returns a copy of c that is safe to print or log: env and
 // header values, bearerToken, clientSecret and the password in
-// cluster.redis, builtins.tasksDb and audit.db are [Redaction], and so
-// is every part of a string that
+// cluster.redis, builtins.tasksDb, audit.db and state.db are
+// [Redaction], and so is every part of a string that
 // came from a ${VAR} whose name says it holds a secret (GITHUB_TOKEN,
 // API_KEY, DB_PASSWORD) or whose value reads as a token. Other interpolated parts show, as what they are:
 // ${SCRATCH}/sandbox is a path. Beyond those guarantees it hides what
@@ -30,6 +30,7 @@ func (c *Config) Redacted() *Config {
 	r.Listen = c.show(c.Listen)
 	r.Builtins.TasksDB = redactURL(c.show(c.Builtins.TasksDB))
 	r.Audit.DB = redactURL(c.show(c.Audit.DB))
+	r.State.DB = redactURL(c.show(c.State.DB))
 	r.Cluster.Redis = redactURL(c.show(c.Cluster.Redis))
 	r.Cluster.ReplicaID = c.show(c.Cluster.ReplicaID)
 	r.Warnings = slices.Clone(c.Warnings)

@@ -313,10 +313,11 @@ type Audit struct {
 
 // State configures the gateway's state database.
 type State struct {
-	// DB is the SQLite file of the tool-definition pins, shared with
-	// `mcpgate pins`. Empty means the default place: $MCPGATE_STATE_DB,
-	// else state.db beside the task store's default file. A reload does
-	// not change it.
+	// DB is the database of the tool-definition pins, shared with
+	// `mcpgate pins`: a SQLite file, or a postgres:// URL of a Postgres
+	// database that replicas share. Empty means the default place:
+	// $MCPGATE_STATE_DB, else state.db beside the task store's default
+	// file. A reload does not change it.
 	DB string `json:"db,omitempty"`
 }
 
