@@ -394,3 +394,35 @@ func freeTCPPort(t *testing.T) string {
 	defer ln.Close()
 	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 }
+
+// The conformance fixtures' list-change triggers act on every replica of
+// conformance-server --redis, as a change of configuration would: after
+// the trigger answers, a tools/list reaching any replica agrees.
+func TestFixtureListChangesReachEveryReplica(t *testing.T) {
+	redis := testservice.Redis(t)
+	front := startCluster(t, 3, fixturesReady, func(i int) []string {
+		return []string{"conformance-server", "--addr", "127.0.0.1:0", "--redis", redis.URL(), "--log-level", "warn"}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "cluster-test", Version: "1"}, &mcp.ClientOptions{ProtocolVersion: mcp.Version20260728}).
+		Connect(ctx, &mcphttp.ClientTransport{Endpoint: front})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for _, want := range []bool{true, false, true} {
+		if res, err := cs.CallTool(ctx, "test_trigger_tool_change", nil); err != nil || res.IsError {
+			t.Fatalf("test_trigger_tool_change: %v %+v", err, res)
+		}
+		for range 3 { // a round of the replicas
+			res, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := slices.ContainsFunc(res.Tools, func(tl *mcp.Tool) bool { return tl.Name == "test_dynamic_tool" }); got != want {
+				t.Fatalf("after the trigger, a replica lists test_dynamic_tool: %v, want %v", got, want)
+			}
+		}
+	}
+}
