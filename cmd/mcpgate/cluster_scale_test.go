@@ -60,29 +60,50 @@ type scaleReplica struct {
 	args []string // without --addr
 	addr string   // host:port, fixed by the first start
 
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	exited chan struct{}
-	log    []byte // the tail of its stderr, every run
+	mu       sync.Mutex
+	cmd      *exec.Cmd
+	exited   chan struct{}
+	stopping bool   // a stop, not a crash, ends the current run
+	died     string // how a run ended that no stop asked for
+	head     []byte // the first of its stderr: a panic's first lines
+	tail     []byte // the last of its stderr, every run
+	dropped  bool   // lines between head and tail were left out
 }
 
-// scaleLogTail is how much of a replica's stderr a failed test shows.
-const scaleLogTail = 64 << 10
+// scaleLogPart is how much of the start and of the end of a replica's
+// stderr a failed test shows: a crash among thousands of goroutines
+// writes megabytes, and what it was comes first.
+const scaleLogPart = 32 << 10
 
 func (r *scaleReplica) output() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return string(r.log)
+	gap := ""
+	if r.dropped {
+		gap = "[...]\n"
+	}
+	return string(r.head) + gap + string(r.tail)
 }
 
 func (r *scaleReplica) note(line string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.log = append(r.log, line...)
-	r.log = append(r.log, '\n')
-	if len(r.log) > 2*scaleLogTail {
-		r.log = slices.Clone(r.log[len(r.log)-scaleLogTail:])
+	if len(r.head) < scaleLogPart {
+		r.head = append(append(r.head, line...), '\n')
+		return
 	}
+	r.tail = append(append(r.tail, line...), '\n')
+	if len(r.tail) > 2*scaleLogPart {
+		r.tail = slices.Clone(r.tail[len(r.tail)-scaleLogPart:])
+		r.dropped = true
+	}
+}
+
+// crashed says how the replica died, if no stop asked it to.
+func (r *scaleReplica) crashed() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.died
 }
 
 // start runs the replica (on a port of the kernel's choosing the first
@@ -104,7 +125,7 @@ func (r *scaleReplica) start() {
 	}
 	exited := make(chan struct{})
 	r.mu.Lock()
-	r.cmd, r.exited = cmd, exited
+	r.cmd, r.exited, r.stopping = cmd, exited, false
 	r.mu.Unlock()
 	urlc := make(chan string, 1)
 	go func() {
@@ -120,7 +141,12 @@ func (r *scaleReplica) start() {
 				}
 			}
 		}
-		cmd.Wait()
+		err := cmd.Wait()
+		r.mu.Lock()
+		if !r.stopping && r.died == "" {
+			r.died = fmt.Sprintf("replica %s (pid %d) exited by itself: %v", r.id, cmd.Process.Pid, err)
+		}
+		r.mu.Unlock()
 	}()
 	select {
 	case a := <-urlc:
@@ -137,6 +163,7 @@ func (r *scaleReplica) stop() {
 	r.t.Helper()
 	r.mu.Lock()
 	cmd, exited := r.cmd, r.exited
+	r.stopping = true
 	r.mu.Unlock()
 	cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -149,6 +176,7 @@ func (r *scaleReplica) stop() {
 func (r *scaleReplica) kill() {
 	r.mu.Lock()
 	cmd, exited := r.cmd, r.exited
+	r.stopping = true
 	r.mu.Unlock()
 	if cmd != nil {
 		cmd.Process.Kill()
@@ -304,6 +332,16 @@ func startScaleCluster(t *testing.T, redisURL string, lbs int) *scaleCluster {
 	return c
 }
 
+// checkAlive fails the test if a replica died that no stop asked to.
+func (c *scaleCluster) checkAlive() {
+	c.t.Helper()
+	for _, r := range c.replicas {
+		if d := r.crashed(); d != "" {
+			c.t.Fatalf("%s; its output:\n%s", d, r.output())
+		}
+	}
+}
+
 // holders maps each held GET stream's holder to a replica id: the
 // value of a hold key starts with the holder replica's tag, and the
 // replica keeps alive:TAG with its id. A tag of no live replica maps to
@@ -349,6 +387,7 @@ func (c *scaleCluster) waitHeld(ctx context.Context, n int) map[string]int {
 	c.t.Helper()
 	deadline := time.Now().Add(scaleHangBound)
 	for {
+		c.checkAlive()
 		by, total, err := c.holders(ctx)
 		if err != nil {
 			c.t.Fatal(err)
@@ -363,13 +402,36 @@ func (c *scaleCluster) waitHeld(ctx context.Context, n int) map[string]int {
 	}
 }
 
-// probeLandsOn opens GET streams of a fresh probe session through front
+// probeLandsOn opens GET streams of fresh probe sessions through front
 // until one is held by replica id: the load balancer routes to it again.
-func (c *scaleCluster) probeLandsOn(ctx context.Context, front, id string) int {
+// It returns how many probes that took, and why those that could not
+// tell failed.
+func (c *scaleCluster) probeLandsOn(ctx context.Context, front, id string) (int, map[string]int) {
 	c.t.Helper()
-	hc := &http.Client{}
-	post := func(sid, body string) (string, error) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, front, strings.NewReader(body))
+	hc := &http.Client{Timeout: 10 * time.Second}
+	failed := map[string]int{}
+	deadline := time.Now().Add(scaleHangBound)
+	for attempt := 1; ; attempt++ {
+		c.checkAlive()
+		if time.Now().After(deadline) {
+			c.t.Fatalf("no GET through %s reached replica %s in %d tries; the failures: %v", front, id, attempt, failed)
+		}
+		on, why := c.probe(ctx, hc, front)
+		switch {
+		case on == id:
+			return attempt, failed
+		case why != "":
+			failed[why]++
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+// probe begins a session through front, opens its GET stream, and
+// returns the id of the replica holding it, or why it could not tell.
+func (c *scaleCluster) probe(ctx context.Context, hc *http.Client, front string) (id, why string) {
+	send := func(method, sid, body string) (*http.Response, error) {
+		req, _ := http.NewRequestWithContext(ctx, method, front, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Mcp-Protocol-Version", mcp.Version20251125)
@@ -377,69 +439,54 @@ func (c *scaleCluster) probeLandsOn(ctx context.Context, front, id string) int {
 			req.Header.Set("Mcp-Session-Id", sid)
 		}
 		resp, err := hc.Do(req)
-		if err != nil {
-			return "", err
+		if err == nil && resp.StatusCode/100 != 2 {
+			resp.Body.Close()
+			return nil, fmt.Errorf("%s %s", method, resp.Status)
 		}
-		resp.Body.Close()
-		if resp.StatusCode/100 != 2 {
-			return "", fmt.Errorf("POST: %s", resp.Status)
-		}
-		return resp.Header.Get("Mcp-Session-Id"), nil
+		return resp, err
 	}
-	deadline := time.Now().Add(scaleHangBound)
-	for attempt := 1; ; attempt++ {
-		if time.Now().After(deadline) {
-			c.t.Fatalf("no GET through %s reached replica %s in %d tries", front, id, attempt)
-		}
-		sid, err := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+mcp.Version20251125+`","capabilities":{},"clientInfo":{"name":"scale-probe","version":"1"}}}`)
-		if err == nil {
-			_, err = post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-		}
-		if err != nil {
-			time.Sleep(100 * time.Millisecond)
-			continue
-		}
-		on := c.getHolder(ctx, hc, front, sid)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodDelete, front, nil)
-		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("Mcp-Protocol-Version", mcp.Version20251125)
-		if resp, err := hc.Do(req); err == nil {
+	resp, err := send(http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+mcp.Version20251125+`","capabilities":{},"clientInfo":{"name":"scale-probe","version":"1"}}}`)
+	if err != nil {
+		return "", "initialize: " + err.Error()
+	}
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	defer func() {
+		if resp, err := send(http.MethodDelete, sid, ""); err == nil {
 			resp.Body.Close()
 		}
-		if on == id {
-			return attempt
-		}
+	}()
+	if resp, err = send(http.MethodPost, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+		return "", "initialized: " + err.Error()
 	}
-}
-
-// getHolder opens the session's GET stream and returns the id of the
-// replica holding it ("" if none could be told).
-func (c *scaleCluster) getHolder(ctx context.Context, hc *http.Client, front, sid string) string {
+	resp.Body.Close()
 	gctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(gctx, http.MethodGet, front, nil)
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Mcp-Session-Id", sid)
 	req.Header.Set("Mcp-Protocol-Version", mcp.Version20251125)
-	resp, err := hc.Do(req)
-	if err != nil {
-		return ""
+	get := &http.Client{} // no overall timeout: the stream stays open until cancel
+	if resp, err = get.Do(req); err != nil {
+		return "", "GET: " + err.Error()
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return ""
+		return "", "GET " + resp.Status
 	}
 	keys, err := c.rdb.Keys(gctx, "mcpgate:hold:*"+sid+"|g").Result()
 	if err != nil || len(keys) != 1 {
-		return ""
+		return "", fmt.Sprintf("hold keys of the probe: %d, %v", len(keys), err)
 	}
 	v, err := c.rdb.Get(gctx, keys[0]).Result()
 	if err != nil {
-		return ""
+		return "", "hold key: " + err.Error()
 	}
 	tag, _, _ := strings.Cut(v, ":")
-	id, _ := c.rdb.Get(gctx, "mcpgate:alive:"+tag).Result()
-	return id
+	if id, err = c.rdb.Get(gctx, "mcpgate:alive:"+tag).Result(); err != nil {
+		return "", "alive key: " + err.Error()
+	}
+	return id, ""
 }
 
 // scaleClients are the test's sessions and what each has heard.
@@ -621,6 +668,7 @@ func TestClusterScale(t *testing.T) {
 
 	began := time.Now()
 	s := openScaleClients(t, ctx, c.fronts, n)
+	c.checkAlive()
 	spread := c.waitHeld(ctx, n)
 	openTime := time.Since(began)
 	memWith := redisMemory(t, ctx, c.rdb)
@@ -652,12 +700,16 @@ func TestClusterScale(t *testing.T) {
 		stopped := time.Since(step)
 		r.start()
 		listening := time.Since(step)
-		tries := 0
+		tries, failed := 0, map[string]int{}
 		for _, front := range c.fronts {
-			tries += c.probeLandsOn(ctx, front, r.id)
+			n, f := c.probeLandsOn(ctx, front, r.id)
+			tries += n
+			for k, v := range f {
+				failed[k] += v
+			}
 		}
-		t.Logf("restart of %s: exited %v after SIGTERM, listening again at %v, routed to by the load balancers at %v (%d probe sessions)",
-			r.id, stopped.Round(time.Millisecond), listening.Round(time.Millisecond), time.Since(step).Round(time.Millisecond), tries)
+		t.Logf("restart of %s: exited %v after SIGTERM, listening again at %v, routed to by the load balancers at %v (%d probe sessions; failed probes: %v)",
+			r.id, stopped.Round(time.Millisecond), listening.Round(time.Millisecond), time.Since(step).Round(time.Millisecond), tries, failed)
 	}
 	spread = c.waitHeld(ctx, n)
 	t.Logf("after the rolling restart, GET streams held per replica: %v; %d GET requests (reconnections) during it",
