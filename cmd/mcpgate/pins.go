@@ -18,6 +18,7 @@ import (
 	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/gateway/pins"
+	"github.com/mcpgate/mcpgate/internal/postgres"
 )
 
 // pinsFlags find the state database: --db, else the configuration's
@@ -39,8 +40,10 @@ does then: warn (publish it, log and audit the diff), block (serve the
 pinned definition and refuse calls) or approve (withhold the tool).
 
 These commands work on the gateway's state database (state.db in the
-configuration, or the default place); a running gateway notices an
-approval or a reset within a second or two, without a restart.
+configuration, --db, or the default place): a SQLite file, or the
+postgres:// URL of the Postgres database that a gateway's replicas
+share. A running gateway, every replica of it, notices an approval or
+a reset within a second or two, without a restart.
 
   mcpgate pins list [SERVER]          every pin, its state and what the scanner flags
   mcpgate pins diff SERVER[/TOOL]     what a pending definition changes
@@ -51,7 +54,7 @@ TOOL is the name the server gives the tool, without the gateway's prefix.`,
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVarP(&f.config, "config", "c", envOr("MCPGATE_CONFIG", ""), "the gateway's configuration, whose state.db names the database (env MCPGATE_CONFIG)")
-	pf.StringVar(&f.db, "db", "", "the state database itself (default: the configuration's state.db, $MCPGATE_STATE_DB, or state.db in the user data directory)")
+	pf.StringVar(&f.db, "db", "", "the state database itself, a SQLite file or a postgres:// URL (default: the configuration's state.db, $MCPGATE_STATE_DB, or state.db in the user data directory)")
 
 	var asJSON bool
 	list := &cobra.Command{
@@ -166,6 +169,13 @@ func (f *pinsFlags) open() (*pins.Store, *config.Config, error) {
 		if path, err = pins.DefaultPath(); err != nil {
 			return nil, nil, fmt.Errorf("finding the state database: %w (name it with --db, or --config with state.db)", err)
 		}
+	}
+	if postgres.IsURL(path) {
+		st, err := pins.Open(path) // its error names the database, the password hidden
+		if err != nil {
+			return nil, nil, err
+		}
+		return st, cfg, nil
 	}
 	if _, err := os.Stat(path); err != nil {
 		return nil, nil, fmt.Errorf("no state database at %s: start the gateway first, or name the gateway's with --config or --db", path)
