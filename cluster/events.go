@@ -252,3 +252,21 @@ func (c *Cluster) ReleaseStream(ctx context.Context, key, stream, holder string)
 }
 
 var errClosed = errors.New("cluster: closed")
+
+// claimNameScript gives name to ARGV[1] (a replica's tag) unless a running
+// replica has it already, and returns who has it.
+var claimNameScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur == false or (cur ~= ARGV[1] and redis.call('EXISTS', ARGV[3] .. cur) == 0) then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return ARGV[1]
+end
+return cur
+`)
+
+// Claim makes this replica the one that serves name (a session's process
+// of some server, say) for ttl, unless a running replica does already; it
+// returns the tag of the replica that does.
+func (c *Cluster) Claim(ctx context.Context, name string, ttl time.Duration) (string, error) {
+	return claimNameScript.Run(ctx, c.rdb, []string{c.Key("claim:" + name)}, c.tag, ttl.Milliseconds(), c.Key("alive:")).Text()
+}

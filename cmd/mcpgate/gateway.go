@@ -148,7 +148,7 @@ func serveGateway(ctx context.Context, f serveFlags) error {
 	if cfg.Listen != "" && !f.addrSet {
 		f.addr = cfg.Listen
 	}
-	return serveHTTP(ctx, s, f, dbPath, &gatewayHTTP{wrap: g.TenantMiddleware, principal: gateway.PrincipalWithTenant, config: f.config, servers: len(cfg.Servers)})
+	return serveHTTP(ctx, s, f, dbPath, &gatewayHTTP{wrap: g.TenantMiddleware, principal: gateway.PrincipalWithTenant, g: g, config: f.config, servers: len(cfg.Servers)})
 }
 
 func cmpOr(a, b string) string {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/cluster"
+	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/internal/postgres"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
@@ -194,6 +195,7 @@ func serve(ctx context.Context, f serveFlags) error {
 type gatewayHTTP struct {
 	wrap      func(http.Handler) http.Handler
 	principal func(*http.Request) string
+	g         *gateway.Gateway
 	config    string // the configuration file, for the banner
 	servers   int    // how many servers it configures
 }
@@ -222,6 +224,11 @@ func serveHTTP(ctx context.Context, s *mcp.Server, f serveFlags, db string, gw *
 	if f.shared != nil {
 		// Sessions, streams and deliveries shared through Redis.
 		opts.Cluster = f.shared
+		if gw != nil {
+			// A session's own upstream processes live on one replica.
+			opts.Route = gw.g.Route(f.shared)
+			opts.CarryContext = gateway.ContextCarrier()
+		}
 	}
 	if authn != nil {
 		opts.Principal = authn.PrincipalID
