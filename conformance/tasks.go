@@ -40,10 +40,16 @@ func addTaskTools(s *mcp.Server) {
 		}) (*mcp.CallToolResult, any, error) {
 			return result(&mcp.TextContent{Text: "Hello, " + in.Name + "!"})
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "slow_compute", Description: "Computes for the given number of seconds", Execution: taskTool(mcp.TaskSupportOptional)},
+	mcp.AddTool(s, &mcp.Tool{Name: "slow_compute", Description: "Computes for the given number of seconds, reporting progress every tenth of one", Execution: taskTool(mcp.TaskSupportOptional)},
 		func(ctx context.Context, req *mcp.CallToolRequest, in computeArgs) (*mcp.CallToolResult, any, error) {
-			if err := sleep(ctx, time.Duration(in.Seconds*float64(time.Second))); err != nil {
-				return nil, nil, err
+			total := time.Duration(in.Seconds * float64(time.Second))
+			for done := time.Duration(0); done < total; {
+				step := min(100*time.Millisecond, total-done)
+				if err := sleep(ctx, step); err != nil {
+					return nil, nil, err
+				}
+				done += step
+				req.NotifyProgress(done.Seconds(), in.Seconds, "computing")
 			}
 			return result(&mcp.TextContent{Text: fmt.Sprintf("Computed %q in %gs", in.Label, in.Seconds)})
 		})
