@@ -417,3 +417,59 @@ func TestRouteRunsCallsOnOneReplica(t *testing.T) {
 		t.Errorf("calls handed over ran on %v, want only on the home replica %s", ranOn, rs[0].c.Tag())
 	}
 }
+
+// TestTaskPolledAndCancelledThroughOtherReplicas creates a long task
+// through one replica, then polls and cancels it through whichever
+// replicas the load balancer picks: each answer comes from the replica
+// running the task.
+func TestTaskPolledAndCancelledThroughOtherReplicas(t *testing.T) {
+	rd := testservice.Redis(t)
+	_, url := replicas(t, rd.URL(), 3)
+	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+	defer cancel()
+	c := mcp.NewClient(&mcp.Implementation{Name: "cluster-test", Version: "1"}, &mcp.ClientOptions{ProtocolVersion: mcp.Version20251125})
+	cs, err := c.Connect(ctx, &mcphttp.ClientTransport{Endpoint: url, DisableLegacyFallback: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	var created struct {
+		Task struct {
+			TaskID string `json:"taskId"`
+			Status string `json:"status"`
+		} `json:"task"`
+	}
+	if err := cs.Call(ctx, "tools/call", map[string]any{"name": "slow_compute", "arguments": map[string]any{"seconds": 30, "label": "long"}, "task": map[string]any{"ttl": 60000}}, &created); err != nil {
+		t.Fatal(err)
+	}
+	id := created.Task.TaskID
+	if id == "" || created.Task.Status != "working" {
+		t.Fatalf("created %+v", created)
+	}
+	type task struct {
+		TaskID string `json:"taskId"`
+		Status string `json:"status"`
+	}
+	for i := range 4 {
+		var got task
+		if err := cs.Call(ctx, "tasks/get", map[string]any{"taskId": id}, &got); err != nil {
+			t.Fatalf("poll %d: %v", i, err)
+		}
+		if got.Status != "working" {
+			t.Fatalf("poll %d: %+v, want working", i, got)
+		}
+	}
+	var cancelled task
+	if err := cs.Call(ctx, "tasks/cancel", map[string]any{"taskId": id}, &cancelled); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		var got task
+		if err := cs.Call(ctx, "tasks/get", map[string]any{"taskId": id}, &got); err != nil {
+			t.Fatalf("poll %d after cancel: %v", i, err)
+		}
+		if got.Status != "cancelled" {
+			t.Fatalf("poll %d after cancel: %+v, want cancelled", i, got)
+		}
+	}
+}
