@@ -41,8 +41,9 @@ import (
 //
 // The store is read once and written once per listing, outside the
 // gateway's lock. Approvals made elsewhere (mcpgate pins approve, in
-// another process) are noticed by polling the store's data version
-// (watchPins); those made through the gateway republish at once.
+// another process, or another replica sharing a Postgres store) are
+// noticed by polling the store's version (watchPins); those made
+// through the gateway republish at once.
 
 // pinView is what the pins decided of one upstream's listing, by
 // published tool name.
@@ -314,10 +315,13 @@ func (g *Gateway) auditPin(rec AuditRecord) {
 }
 
 // watchPins republishes every upstream when another process changes
-// the pin store (an approval, a reset).
+// the pin store (an approval, a reset). A store that stops answering (a
+// Postgres server restarting) is logged once, and again when it
+// answers: approvals made meanwhile are noticed then.
 func (g *Gateway) watchPins(ctx context.Context) {
 	last, err := g.pins.Version(ctx)
-	if err != nil {
+	failing := err != nil
+	if failing {
 		g.logger.Warn("gateway: cannot watch the pin store for approvals made elsewhere", "error", err)
 	}
 	tick := time.NewTicker(pinPollInterval)
@@ -329,7 +333,18 @@ func (g *Gateway) watchPins(ctx context.Context) {
 		case <-tick.C:
 		}
 		v, err := g.pins.Version(ctx)
-		if err != nil || v == last {
+		switch {
+		case err != nil:
+			if !failing && ctx.Err() == nil {
+				g.logger.Warn("gateway: the pin store does not answer; approvals made elsewhere are noticed once it does", "error", err)
+			}
+			failing = true
+			continue
+		case failing:
+			g.logger.Info("gateway: the pin store answers again")
+			failing = false
+		}
+		if v == last {
 			continue
 		}
 		last = v

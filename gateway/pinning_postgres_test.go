@@ -168,3 +168,41 @@ func TestReplicasPinningAtOnceRecordOnePinEach(t *testing.T) {
 		}
 	}
 }
+
+// A Postgres that stops while the replicas run is logged once by each,
+// and once more when it answers again; an approval made then reaches
+// every replica, without a restart.
+func TestPinStoreLostAndBackIsLoggedAndApprovalsStillArrive(t *testing.T) {
+	pg := testservice.Postgres(t)
+	url := pg.CreateDatabase("lost")
+	up := newChangingUpstream(t, "alpha", config.PinsApprove, &mcp.Tool{Name: "search", Description: searchV1})
+	rs := pinReplicas(t, 2, url, up)
+	ctx := context.Background()
+	waitUntil(t, func() bool {
+		p, err := rs[0].g.pins.Get(ctx, "alpha", "search")
+		return err == nil && p.State() == pins.StateNew
+	}, "the new tool recorded as waiting for approval")
+
+	pg.Stop()
+	for i, r := range rs {
+		waitUntil(t, func() bool { return strings.Contains(r.logs.String(), "the pin store does not answer") }, "replica %d to log the lost store", i)
+	}
+	pg.Start()
+	for i, r := range rs {
+		waitUntil(t, func() bool { return strings.Contains(r.logs.String(), "the pin store answers again") }, "replica %d to log the store back", i)
+		if n := strings.Count(r.logs.String(), "the pin store does not answer"); n != 1 {
+			t.Errorf("replica %d logged the lost store %d times, want once", i, n)
+		}
+	}
+	cli, err := pins.Open(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	if as, err := cli.Approve(ctx, "alpha", "search", ""); err != nil || len(as) != 1 || as[0].Skipped != "" {
+		t.Fatalf("approve: %+v, %v", as, err)
+	}
+	for i, r := range rs {
+		waitUntil(t, describedAs(t, r.cs, "alpha_search", searchV1), "replica %d to publish the tool approved after the restart", i)
+	}
+}
