@@ -81,6 +81,10 @@ func Open(ctx context.Context, opts Options) (*Cluster, error) {
 	if opts.EventTTL <= 0 {
 		opts.EventTTL = 30 * time.Minute
 	}
+	// Every operation is bounded by its context, also against a Redis
+	// that accepts connections and never answers.
+	ro.ContextTimeoutEnabled = true
+	redis.SetLogger(slogPrinter{opts.Logger})
 	rdb := redis.NewClient(ro)
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -180,3 +184,12 @@ var ErrUnavailable = errors.New("cluster: the shared store (Redis) is unavailabl
 
 // The Cluster is what mcphttp shares sessions through.
 var _ mcphttp.Cluster = (*Cluster)(nil)
+
+// slogPrinter routes go-redis's own diagnostics (a failed dial, say) to
+// the replica's logger on stderr, at the debug level: the cluster logs
+// the outages they belong to itself, once each.
+type slogPrinter struct{ l *slog.Logger }
+
+func (p slogPrinter) Printf(ctx context.Context, format string, v ...any) {
+	p.l.DebugContext(ctx, "redis: "+fmt.Sprintf(format, v...))
+}
