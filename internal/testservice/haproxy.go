@@ -173,6 +173,12 @@ defaults
 	retries 3
 	option redispatch 1
 	retry-on %s
+	# SSE events are small and interactive: without this haproxy sends
+	# with MSG_MORE and the kernel may hold an event for 200ms.
+	option http-no-delay
+	# A 2026-07-28 client cancels by closing its response stream: pass
+	# the close on to the backend at once, not at the next write.
+	option abortonclose
 
 frontend in
 	bind 127.0.0.1:%d
