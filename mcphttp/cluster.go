@@ -299,22 +299,13 @@ func (h *Handler) copyOf(id, principal string, o owner) (*session, error) {
 	}
 	s := &session{h: h, id: id, principal: rec.Principal, owner: o, key: rec.Key, shared: true, streams: map[string]*stream{}, lastUsed: time.Now(), touched: time.Now()}
 	s.standalone = newStream(s, "g", true)
-	t := &h.sessions
-	t.mu.Lock()
-	victim, err := h.makeRoom(s.owner)
-	if err != nil {
-		t.mu.Unlock()
-		return nil, err
-	}
-	if victim != nil {
-		t.remove(victim)
-		go victim.close(false)
-	}
-	t.add(s)
-	t.mu.Unlock()
 	s.out = s.standalone
 	st := rec.State
 	s.ss = h.server.NewSession(s.out, h.sessionOptions(s, &mcp.SessionOptions{Initialized: rec.Initialize, State: &st}))
+	if err := h.addSession(s); err != nil {
+		s.ss.Close()
+		return nil, err
+	}
 	h.logger.Debug("mcphttp: serving a session begun on another replica", "session", id)
 	return s, nil
 }

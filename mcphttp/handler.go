@@ -264,22 +264,33 @@ func (h *Handler) newSession(r *http.Request, legacy bool, out func(*session) mc
 	s.touched = s.lastUsed
 	s.key = principal + ":" + s.id
 	s.standalone = newStream(s, "g", true)
+	// Whole before it is in the table, where others find it: a message
+	// from another replica, a shutdown.
+	s.out = out(s)
+	s.ss = h.server.NewSession(s.out, h.sessionOptions(s, nil))
+	if err := h.addSession(s); err != nil {
+		s.ss.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// addSession puts s in the table, making room if its caller or the
+// table is full by ending an idle session (see makeRoom).
+func (h *Handler) addSession(s *session) error {
 	t := &h.sessions
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	victim, err := h.makeRoom(s.owner)
 	if err != nil {
-		t.mu.Unlock()
-		return nil, err
+		return err
 	}
 	if victim != nil {
 		t.remove(victim)
 		go victim.close(!victim.shared)
 	}
 	t.add(s)
-	t.mu.Unlock()
-	s.out = out(s)
-	s.ss = h.server.NewSession(s.out, h.sessionOptions(s, nil))
-	return s, nil
+	return nil
 }
 
 // makeRoom picks the idle session to end so that o may open one (nil
