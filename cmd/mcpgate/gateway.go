@@ -22,6 +22,7 @@ import (
 	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/gateway/pins"
+	"github.com/mcpgate/mcpgate/internal/postgres"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/taskstore"
 	"github.com/mcpgate/mcpgate/toolsearch"
@@ -101,7 +102,7 @@ func serveGateway(ctx context.Context, f serveFlags) error {
 	}
 	ps, err := pins.Open(statePath)
 	if err != nil {
-		return fmt.Errorf("opening the state database %s: %w (set state.db in the configuration, or MCPGATE_STATE_DB)", statePath, err)
+		return fmt.Errorf("opening the state database %s: %w (set state.db in the configuration, or MCPGATE_STATE_DB)", postgres.Redact(statePath), err)
 	}
 	defer ps.Close()
 	opts.Pins = ps

@@ -75,3 +75,22 @@ func TestStateAndPins(t *testing.T) {
 		}
 	}
 }
+
+// One Postgres database may hold the pins beside the audit log and the
+// tasks (each counts its own changes); one SQLite file may not.
+func TestStateDatabaseSharedOnlyInPostgres(t *testing.T) {
+	for _, tc := range []struct {
+		db string
+		ok bool
+	}{
+		{"postgres://mcpgate@db.internal/mcpgate", true},
+		{"POSTGRESQL://mcpgate@db.internal/mcpgate", true},
+		{"/var/lib/mcpgate/shared.db", false},
+	} {
+		src := "mcpServers: {a: {command: x}}\naudit: {db: '" + tc.db + "'}\nstate: {db: '" + tc.db + "'}\nbuiltins: {tasks: true, tasksDb: '" + tc.db + "'}\n"
+		_, err := Parse([]byte(src), "gw.yaml", nil)
+		if (err == nil) != tc.ok {
+			t.Errorf("state.db, audit.db and tasksDb all %q: error %v, want ok %v", tc.db, err, tc.ok)
+		}
+	}
+}

@@ -78,9 +78,11 @@ func (c *Config) validate() Errors {
 	switch {
 	case strings.ContainsRune(c.State.DB, 0):
 		v.errorf(v.src.at("state", "db"), "remove the NUL byte", "state.db: the path holds a NUL byte")
-	case c.State.DB != "" && (c.State.DB == c.Audit.DB || c.State.DB == c.Builtins.TasksDB):
+	case c.State.DB != "" && !isDatabaseURL(c.State.DB) && (c.State.DB == c.Audit.DB || c.State.DB == c.Builtins.TasksDB):
 		// The gateway watches the state database for other processes'
-		// commits: a file it also writes elsewhere would wake it always.
+		// commits: a SQLite file it also writes elsewhere would wake it
+		// always. In Postgres it counts pin changes alone, so one
+		// database can hold the pins, the audit log and the tasks.
 		v.errorf(v.src.at("state", "db"), "give the state database a file of its own, such as state.db beside the others", "state.db is also the audit or task database")
 	}
 	v.cluster(&c.Cluster)
@@ -550,4 +552,11 @@ func (v *checker) tenants(c *Config) {
 			}
 		}
 	}
+}
+
+// isDatabaseURL reports whether a database setting names a Postgres
+// server rather than a SQLite file (the stores choose by this scheme).
+func isDatabaseURL(s string) bool {
+	scheme, _, ok := strings.Cut(s, "://")
+	return ok && (strings.EqualFold(scheme, "postgres") || strings.EqualFold(scheme, "postgresql"))
 }
