@@ -31,6 +31,9 @@ var env struct {
 	// Shared HTTP servers: several sessions at once, as in real use.
 	tasksURL    string // mcpgate serve --addr 127.0.0.1:0
 	fixturesURL string // fixtures --addr 127.0.0.1:0
+
+	// The same behind HAProxy, as replicas sharing Redis (cluster_test.go).
+	tasksCluster, fixturesCluster *clusterFront
 }
 
 func TestMain(m *testing.M) {
@@ -79,6 +82,7 @@ func run(m *testing.M) (code int) {
 	// Our binaries, built once: mcpgate from the root module, the fixtures
 	// server and the Go SDK peers from this one.
 	build(env.root, "-o", filepath.Join(bin, "mcpgate"), "./cmd/mcpgate")
+	build(env.root, "-o", filepath.Join(bin, "clusterup"), "./internal/testdata/clusterup")
 	build(env.dir, "-o", bin+string(filepath.Separator), "./fixtures", "./peers/gosdk", "./peers/mcpgo")
 	env.mcpgate = filepath.Join(bin, "mcpgate")
 	env.fixtures = filepath.Join(bin, "fixtures")
@@ -96,6 +100,7 @@ func run(m *testing.M) (code int) {
 		nil, regexp.MustCompile(`mcpgate is listening on (http://\S+)`))
 	_, env.fixturesURL = startHTTPServer(setup, env.fixtures, []string{"--addr", "127.0.0.1:0"}, nil,
 		regexp.MustCompile(`fixtures on (http://\S+)`))
+	startClusters(setup)
 
 	code = m.Run()
 	printMatrix(os.Stdout)

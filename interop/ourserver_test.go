@@ -28,9 +28,10 @@ type target struct {
 	url       string
 }
 
-var transportLabel = map[string]string{"stdio": "stdio", "http": "streamable-http", "sse": "http+sse (2024-11-05)"}
+var transportLabel = map[string]string{"stdio": "stdio", "http": "streamable-http", "sse": "http+sse (2024-11-05)", "cluster": clusterLabel}
 
-// ourTargets returns the task store and the fixtures as tr serves them.
+// ourTargets returns the task store and the fixtures as tr serves them;
+// "cluster" is Streamable HTTP through HAProxy in front of replicas.
 func ourTargets(t *testing.T, tr string) (tasks, fixtures target) {
 	switch tr {
 	case "stdio":
@@ -42,6 +43,8 @@ func ourTargets(t *testing.T, tr string) (tasks, fixtures target) {
 	case "sse":
 		sse := func(u string) string { return strings.TrimSuffix(u, "/mcp") + "/sse" }
 		return target{transport: tr, url: sse(env.tasksURL)}, target{transport: tr, url: sse(env.fixturesURL)}
+	case "cluster":
+		return clusterTargets(t)
 	}
 	t.Fatalf("unknown transport %s", tr)
 	return
@@ -84,7 +87,7 @@ func withSession(ctx context.Context, t *testing.T, r *row, c clientUnderTest, t
 // runWithOurServer runs c against the task store and the fixtures over
 // each transport and revision.
 func runWithOurServer(t *testing.T, c clientUnderTest) {
-	for _, tr := range []string{"stdio", "http", "sse"} {
+	for _, tr := range []string{"stdio", "http", "sse", "cluster"} {
 		for _, v := range c.versions[tr] {
 			name := tr + "/" + v
 			if v == "" {
@@ -110,7 +113,7 @@ func TestGoSDKClient(t *testing.T) {
 		name: "Go SDK v1.8.0 client",
 		// The SDK's default probes with server/discover: mcpgate speaks
 		// 2026-07-28, so that is what the default reaches.
-		versions: map[string][]string{"stdio": withDefault, "http": withDefault, "sse": {"2024-11-05"}},
+		versions: map[string][]string{"stdio": withDefault, "http": withDefault, "sse": {"2024-11-05"}, "cluster": withDefault},
 		feats:    func(string) features { return allFeatures },
 		connect: func(ctx context.Context, t *testing.T, tgt target, v string) (session, error) {
 			var tr gomcp.Transport
@@ -133,7 +136,7 @@ func TestMCPGoClient(t *testing.T) {
 	t.Parallel()
 	runWithOurServer(t, clientUnderTest{
 		name:     "mcp-go v1.2.1 client",
-		versions: map[string][]string{"stdio": withDefault, "http": withDefault, "sse": {"2024-11-05"}},
+		versions: map[string][]string{"stdio": withDefault, "http": withDefault, "sse": {"2024-11-05"}, "cluster": withDefault},
 		// mcp-go sends notifications/cancelled over stdio only: over HTTP it
 		// just drops the request (by design, see its cancelRequest).
 		feats: func(tr string) features {
@@ -170,10 +173,25 @@ func TestTypeScriptClient(t *testing.T) {
 	runWithOurServer(t, clientUnderTest{
 		name: "TS SDK 1.32.2 client",
 		// Its default offer is 2025-11-25, the last of these.
-		versions: map[string][]string{"stdio": revisions, "http": revisions, "sse": {"2024-11-05"}},
+		versions: map[string][]string{"stdio": revisions, "http": revisions, "sse": {"2024-11-05"}, "cluster": revisions},
 		feats:    func(string) features { return allFeatures },
 		connect: func(ctx context.Context, t *testing.T, tgt target, v string) (session, error) {
 			return d.connect(ctx, tsTarget{transport: tgt.transport, command: tgt.command, args: tgt.args, url: tgt.url}, v)
+		},
+	})
+}
+
+// TestOurClient is our own client (mcphttp.ClientTransport) against our
+// servers: over one server's Streamable HTTP, and through HAProxy in
+// front of replicas, where each request may reach another replica.
+func TestOurClient(t *testing.T) {
+	t.Parallel()
+	runWithOurServer(t, clientUnderTest{
+		name:     "mcpgate client",
+		versions: map[string][]string{"http": withDefault, "cluster": withDefault},
+		feats:    func(string) features { return allFeatures },
+		connect: func(ctx context.Context, t *testing.T, tgt target, v string) (session, error) {
+			return connectOurs(ctx, t, ourHTTPTransport(t, tgt.url), v)
 		},
 	})
 }
@@ -189,7 +207,7 @@ func TestTypeScriptV2Client(t *testing.T) {
 	modes := []string{"", "auto", perRequestRevision}
 	runWithOurServer(t, clientUnderTest{
 		name:     "TS SDK v2 2.4.0 client",
-		versions: map[string][]string{"stdio": modes, "http": modes, "sse": {""}},
+		versions: map[string][]string{"stdio": modes, "http": modes, "sse": {""}, "cluster": modes},
 		feats:    func(string) features { return allFeatures },
 		connect: func(ctx context.Context, t *testing.T, tgt target, v string) (session, error) {
 			mode := map[string]string{"": "legacy", "auto": "auto", perRequestRevision: "pin"}[v]
@@ -222,7 +240,7 @@ func TestMCPRemote(t *testing.T) {
 	d := startTSDriver(t)
 	runWithOurServer(t, clientUnderTest{
 		name:     "mcp-remote 0.15.1 bridge (TS SDK client on its stdio)",
-		versions: map[string][]string{"http": revisions, "sse": {"2024-11-05"}},
+		versions: map[string][]string{"http": revisions, "sse": {"2024-11-05"}, "cluster": revisions},
 		feats:    func(string) features { return allFeatures },
 		connect: func(ctx context.Context, t *testing.T, tgt target, v string) (session, error) {
 			cmd, args, env := mcpRemoteCommand(t, tgt.transport, tgt.url)
@@ -236,7 +254,7 @@ func TestMCPRemoteOurClient(t *testing.T) {
 	t.Parallel()
 	runWithOurServer(t, clientUnderTest{
 		name:     "mcp-remote 0.15.1 bridge (mcpgate client on its stdio)",
-		versions: map[string][]string{"http": {"2025-11-25"}},
+		versions: map[string][]string{"http": {"2025-11-25"}, "cluster": {"2025-11-25"}},
 		feats:    func(string) features { return allFeatures },
 		connect: func(ctx context.Context, t *testing.T, tgt target, v string) (session, error) {
 			name, args, env := mcpRemoteCommand(t, tgt.transport, tgt.url)
@@ -256,7 +274,7 @@ func TestInspectorCLI(t *testing.T) {
 	t.Parallel()
 	runWithOurServer(t, clientUnderTest{
 		name:     "MCP Inspector 2.12.0 --cli",
-		versions: map[string][]string{"stdio": {""}, "http": {""}, "sse": {""}},
+		versions: map[string][]string{"stdio": {""}, "http": {""}, "sse": {""}, "cluster": {""}},
 		feats:    func(string) features { return features{resources: true, prompts: true} },
 		connect: func(ctx context.Context, t *testing.T, tgt target, v string) (session, error) {
 			return connectInspector(ctx, t, tgt)
