@@ -188,23 +188,43 @@ func (c *Cluster) heartbeat() {
 	}
 }
 
+// renewAlive renews this replica's liveness key, and notices two things
+// the replicas must mend: an outage of Redis (the renewal fails), and a
+// Redis that lost its data (restarted without persistence, however
+// briefly): the epoch key, which never expires, is gone. After either,
+// the shared state key is put back and OnRecover's function saves the
+// sessions again.
 func (c *Cluster) renewAlive() {
 	ctx, cancel := context.WithTimeout(context.Background(), aliveEvery)
 	defer cancel()
-	if err := c.rdb.Set(ctx, c.Key("alive:"+c.tag), c.opts.ReplicaID, aliveTTL).Err(); err != nil {
+	var epoch *redis.BoolCmd
+	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, c.Key("alive:"+c.tag), c.opts.ReplicaID, aliveTTL)
+		epoch = p.SetNX(ctx, c.Key("epoch"), "1", 0)
+		return nil
+	})
+	if err != nil {
 		if !c.down.Swap(true) {
 			c.logger.Warn("cluster: Redis does not answer; serving on from what this replica holds", "error", err)
 		}
 		return
 	}
+	wiped := epoch.Val() && c.beat.Load()
+	c.beat.Store(true)
+	if wiped {
+		c.logger.Warn("cluster: Redis lost its data (restarted without persistence?); saving this replica's sessions again")
+	}
 	if c.down.Swap(false) {
 		c.logger.Info("cluster: Redis answers again")
-		c.mu.Lock()
-		fn := c.recover
-		c.mu.Unlock()
-		if fn != nil {
-			go fn()
-		}
+	} else if !wiped {
+		return
+	}
+	c.rdb.SetNX(ctx, c.Key("statekey"), c.stateKey, 0)
+	c.mu.Lock()
+	fn := c.recover
+	c.mu.Unlock()
+	if fn != nil {
+		go fn()
 	}
 }
 

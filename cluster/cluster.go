@@ -54,6 +54,7 @@ type Cluster struct {
 	stateKey []byte
 
 	down    atomic.Bool // the last heartbeat failed
+	beat    atomic.Bool // a heartbeat has reached Redis: the epoch key is there
 	mu      sync.Mutex
 	recover func() // OnRecover's, under mu
 }

@@ -61,12 +61,45 @@ redis.call('PUBLISH', ARGV[4], seq .. '|0|' .. ARGV[1])
 return seq
 `)
 
-// AppendEventOnce implements [mcphttp.Cluster].
-func (c *Cluster) AppendEventOnce(ctx context.Context, key, stream, once string, data []byte) (bool, error) {
-	n, err := appendOnceScript.Run(ctx, c.rdb,
-		[]string{c.streamKey(key, stream), c.streamSet(key), c.Key("once:" + key + "|" + once)},
-		data, c.opts.EventTTL.Milliseconds(), c.opts.MaxEvents, c.streamChan(key, stream), stream).Int()
-	return n > 0, err
+// onceBatch is how many appends of news go to Redis in one pipeline.
+const onceBatch = 512
+
+// AppendOnce implements [mcphttp.Cluster]: the appends go in pipelines of
+// onceBatch script calls, one round trip each, rather than one round trip
+// a session (BenchmarkNewsFanOut: 10,000 sessions' news in 4.3 s one by
+// one on this 2-core machine; see the commit for the pipelined figure).
+func (c *Cluster) AppendOnce(ctx context.Context, stream, once string, events map[string][]byte) error {
+	keys := make([]string, 0, len(events))
+	for k := range events {
+		keys = append(keys, k)
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), onceBatch)
+		batch := keys[:n]
+		keys = keys[n:]
+		run := func() error {
+			_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+				for _, key := range batch {
+					appendOnceScript.EvalSha(ctx, p,
+						[]string{c.streamKey(key, stream), c.streamSet(key), c.Key("once:" + key + "|" + once)},
+						events[key], c.opts.EventTTL.Milliseconds(), c.opts.MaxEvents, c.streamChan(key, stream), stream)
+				}
+				return nil
+			})
+			return err
+		}
+		err := run()
+		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			// Redis restarted and forgot the script: load it, once.
+			if err = appendOnceScript.Load(ctx, c.rdb).Err(); err == nil {
+				err = run()
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // AppendEvent implements [mcphttp.Cluster]. Only the GET stream ("g") is

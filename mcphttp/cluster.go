@@ -69,11 +69,12 @@ type Cluster interface {
 	// heads the stream: it is never replayed, but [Cluster.Head] returns
 	// it.
 	AppendEvent(ctx context.Context, key, stream string, seq int, data []byte, final bool) (int, error)
-	// AppendEventOnce appends an event to a stream several replicas write
-	// (the GET stream), numbering it, unless an event named once was
-	// appended to it already (the same news, told by another replica);
-	// it reports whether it appended.
-	AppendEventOnce(ctx context.Context, key, stream, once string, data []byte) (bool, error)
+	// AppendOnce appends to the stream of each key of events (a stream
+	// several replicas write: the GET stream) the key's event, numbering
+	// it, unless an event named once was appended to that stream already
+	// (the same news, told by another replica). It may send them
+	// together: news reaches every session at once.
+	AppendOnce(ctx context.Context, stream, once string, events map[string][]byte) error
 	// Head returns the data of the event numbered 0 of a stream, and
 	// whether the stream exists.
 	Head(ctx context.Context, key, stream string) ([]byte, bool, error)
@@ -543,17 +544,19 @@ func (h *Handler) deliverChange(change, method, uri string) {
 		}
 	}
 	h.sessions.mu.Unlock()
+	events := make(map[string][]byte, len(copies))
+	for _, s := range copies {
+		if msg := s.ss.ChangeNotification(method, uri); msg != nil {
+			events[s.key] = msg
+		}
+	}
+	if len(events) == 0 {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*clusterTimeout)
 	defer cancel()
-	for _, s := range copies {
-		msg := s.ss.ChangeNotification(method, uri)
-		if msg == nil {
-			continue
-		}
-		if _, err := h.opts.Cluster.AppendEventOnce(ctx, s.key, "g", change, msg); err != nil {
-			h.clusterLog.Warn("mcphttp: could not store news of a change", "method", method, "error", err)
-			return
-		}
+	if err := h.opts.Cluster.AppendOnce(ctx, "g", change, events); err != nil {
+		h.clusterLog.Warn("mcphttp: could not store news of a change", "method", method, "error", err)
 	}
 }
 

@@ -454,7 +454,10 @@ func TestKilledReplicaGETStreamResumesElsewhereWithEveryStoredEvent(t *testing.T
 	before := heard.Load()
 	t.Logf("GET stream held by %s, then %s; %d changes heard so far", first, second, before)
 	trigger(3)
-	waitUntil("the changes after the reconnection heard", func() bool { return heard.Load() >= before+3 })
+	// The server coalesces changes that come within a few milliseconds
+	// into one notification, so three triggers may be heard as fewer;
+	// every stored event must be heard (below), and at least one of these.
+	waitUntil("the changes after the reconnection heard", func() bool { return heard.Load() >= before+1 })
 	ctx, cancel = context.WithTimeout(context.Background(), hangBound)
 	defer cancel()
 
