@@ -75,6 +75,11 @@ func (g *Gateway) perSessionServer(msg *jsonrpc.Message) string {
 	if json.Unmarshal(msg.Params, &p) != nil {
 		return ""
 	}
+	if msg.Method == "tools/call" {
+		// A call through call_tool runs the tool it names.
+		call, _ := calledTool(msg.Params)
+		p.Name = call.Name
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var u *upstream

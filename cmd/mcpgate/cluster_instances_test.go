@@ -18,8 +18,8 @@ import (
 
 // Issue 23: a server with a process per session (server-memory, instances:
 // session) behind three gateway replicas sharing Redis. The session's
-// calls land on every replica, yet all reach the one process its first
-// call started: each read of the graph shows every entity the session
+// calls land on every replica, direct or through call_tool, yet all reach
+// the one process its first call started: each read of the graph shows every entity the session
 // created. Without the routing each replica would start a process of its
 // own and each read would show a part.
 func TestSessionInstanceLivesOnOneReplica(t *testing.T) {
@@ -33,6 +33,9 @@ func TestSessionInstanceLivesOnOneReplica(t *testing.T) {
 	dir := t.TempDir()
 	cfg, _ := json.Marshal(map[string]any{
 		"startWindow": "120s",
+		// The meta-tools too: a call through call_tool goes where a
+		// direct call would.
+		"toolSearch": map[string]any{"listing": "search"},
 		"mcpServers": map[string]any{
 			"memory": map[string]any{
 				"command":   "npx",
@@ -64,12 +67,17 @@ func TestSessionInstanceLivesOnOneReplica(t *testing.T) {
 		Observations []string `json:"observations"`
 	}
 	var want []string
-	for i := range 3 {
+	for i := range 6 {
 		name := "project-" + strconv.Itoa(i)
 		want = append(want, name)
-		res, err := cs.CallTool(ctx, "memory_create_entities", map[string]any{"entities": []entity{{Name: name, EntityType: "project", Observations: []string{"one"}}}})
+		args := map[string]any{"entities": []entity{{Name: name, EntityType: "project", Observations: []string{"one"}}}}
+		tool := "memory_create_entities"
+		if i >= 3 {
+			tool, args = "call_tool", map[string]any{"name": tool, "arguments": args}
+		}
+		res, err := cs.CallTool(ctx, tool, args)
 		if err != nil || res.IsError {
-			t.Fatalf("create_entities %d: %v %+v", i, err, res)
+			t.Fatalf("create_entities %d (%s): %v %+v", i, tool, err, res)
 		}
 	}
 	for i := range 3 {
