@@ -249,3 +249,17 @@ func (c *Cluster) Alive(ctx context.Context, tag string) bool {
 	n, err := c.rdb.Exists(ctx, c.Key("alive:"+tag)).Result()
 	return err != nil || n == 1
 }
+
+// Peers implements [mcphttp.Cluster]: the replicas whose liveness key is
+// there, but this one.
+func (c *Cluster) Peers(ctx context.Context) ([]string, error) {
+	var tags []string
+	prefix := c.Key("alive:")
+	iter := c.rdb.Scan(ctx, 0, prefix+"*", 100).Iterator()
+	for iter.Next(ctx) {
+		if tag := iter.Val()[len(prefix):]; tag != c.tag {
+			tags = append(tags, tag)
+		}
+	}
+	return tags, iter.Err()
+}

@@ -50,6 +50,8 @@ type Cluster interface {
 	StateKey() []byte
 	// Alive reports whether the replica tagged tag is running.
 	Alive(ctx context.Context, tag string) bool
+	// Peers returns the tags of the other replicas running.
+	Peers(ctx context.Context) ([]string, error)
 
 	// SaveSession writes a session record, to expire after ttl unused.
 	SaveSession(ctx context.Context, rec *SessionRecord, ttl time.Duration) error
@@ -208,6 +210,11 @@ func (h *Handler) receive(b []byte) {
 		}
 		return
 	}
+	if e.Call != "" && (e.Kind == "state" || e.Kind == "end") {
+		// Applied below, before the sender hears of it: the sender
+		// waits for every replica (see tellAll).
+		defer h.sendEnvelope(e.From, &envelope{Kind: "ack", Call: e.Call})
+	}
 	s := h.sessions.get(e.Session)
 	if s == nil || s.principal != e.Principal {
 		return // no copy here: nothing to tell
@@ -267,7 +274,42 @@ func (h *Handler) stateChanged(s *session) {
 		return
 	}
 	st := s.ss.State()
-	h.sendEnvelope("", &envelope{Kind: "state", Session: s.id, Principal: s.principal, State: &st})
+	h.tellAll(&envelope{Kind: "state", Session: s.id, Principal: s.principal, State: &st})
+}
+
+// peersAck bounds how long a change to a session waits for the other
+// replicas to apply it: past it, a replica that did not answer may serve
+// the client's next request with the session as it was.
+const peersAck = 2 * time.Second
+
+// tellAll tells every other replica of a change to a session (its state,
+// its end) and returns once each running replica has applied it, so that
+// the client's next request, wherever it lands, sees the change: as with
+// one process, what the client was answered holds from then on.
+func (h *Handler) tellAll(e *envelope) {
+	ctx, cancel := context.WithTimeout(context.Background(), peersAck)
+	defer cancel()
+	peers, err := h.opts.Cluster.Peers(ctx)
+	if err != nil || len(peers) == 0 {
+		h.sendEnvelope("", e)
+		return
+	}
+	e.Call = newSessionID()
+	ch := make(chan *envelope, len(peers)+1)
+	h.calls.Store(e.Call, ch)
+	defer h.calls.Delete(e.Call)
+	h.sendEnvelope("", e)
+	for need := len(peers); need > 0; {
+		select {
+		case a := <-ch:
+			if a.Kind == "ack" {
+				need--
+			}
+		case <-ctx.Done():
+			h.clusterLog.Warn("mcphttp: not every replica acknowledged a change to a session", "kind", e.Kind, "session", e.Session, "missing", need)
+			return
+		}
+	}
 }
 
 // copyMu serializes making local copies, so that two requests of one

@@ -193,7 +193,7 @@ func (s *session) close(end bool) {
 		if err := errors.Join(c.DeleteSession(ctx, s.id), c.ForgetEvents(ctx, s.key)); err != nil {
 			s.h.clusterLog.Warn("mcphttp: could not end a session in the cluster", "session", s.id, "error", err)
 		}
-		s.h.sendEnvelope("", &envelope{Kind: "end", Session: s.id, Principal: s.principal})
+		s.h.tellAll(&envelope{Kind: "end", Session: s.id, Principal: s.principal})
 	}
 }
 
