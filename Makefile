@@ -99,7 +99,7 @@ interop:
 		echo "interop: npm ci"; \
 		npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.interop-lock; \
 	fi
-	cd interop && $(GO) vet ./... && $(GO) test -count=1 -timeout 5m
+	cd interop && $(GO) vet ./... && MCPGATE_REQUIRE_SERVICES=1 $(GO) test -count=1 -timeout 5m
 
 # The version `mcpgate version` and `--version` print: the nearest tag,
 # else the commit, with -dirty for uncommitted changes (GOFLAGS may turn
