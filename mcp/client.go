@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"sync"
@@ -87,6 +88,10 @@ type ClientOptions struct {
 	// Logger receives the client's diagnostics (and a subprocess server's
 	// stderr, through CommandTransport). Nil means slog.Default().
 	Logger *slog.Logger
+
+	// Middleware wraps every request the client sends, the first
+	// outermost. Nil means none.
+	Middleware []ClientMiddleware
 }
 
 // Client connects to MCP servers on behalf of one application.
@@ -94,6 +99,9 @@ type Client struct {
 	impl  *Implementation
 	opts  ClientOptions
 	probe bool // the era is unknown until server/discover tells
+	// handler is the Middleware around ClientSession.send; nil when
+	// there is none.
+	handler ClientHandler
 
 	// sessionEra remembers the servers (by ServerKey) that did not speak
 	// 2026-07-28, so that connecting to them again costs no probe.
@@ -124,6 +132,12 @@ func NewClient(impl *Implementation, opts *ClientOptions) *Client {
 	}
 	if c.opts.Logger == nil {
 		c.opts.Logger = slog.Default()
+	}
+	if len(c.opts.Middleware) > 0 {
+		send := func(ctx context.Context, req *ClientRequest) (json.RawMessage, error) {
+			return req.Session.send(ctx, req)
+		}
+		c.handler = chainClient(send, c.opts.Middleware)
 	}
 	return c
 }

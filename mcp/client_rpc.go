@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -156,24 +157,27 @@ func (cs *ClientSession) exchange(ctx context.Context, method string, p []byte, 
 		cs.progress[token] = pc
 	}
 	cs.mu.Unlock()
-	forget := func() {
-		cs.mu.Lock()
-		delete(cs.pending, id)
-		if o.listenAck != nil {
-			delete(cs.listenAcks, string(id.Raw()))
-		}
-		if token != "" {
-			delete(cs.progress, token)
-		}
-		cs.mu.Unlock()
-	}
-	defer forget()
+	defer cs.forget(id, token, o.listenAck != nil)
 	defer pc.done.Store(true)
+	req := &ClientRequest{Method: method, ID: id, Params: p, Session: cs, pc: pc, token: token, o: o, gen: gen}
+	h := cs.client.handler
+	if h == nil {
+		h = cs.send
+	}
+	raw, err := h(ctx, req)
+	return jsontext.Value(raw), err
+}
+
+// send is the innermost ClientHandler: it adds the session's own _meta
+// members to the request's params, writes it and waits for its answer.
+func (cs *ClientSession) send(ctx context.Context, req *ClientRequest) (json.RawMessage, error) {
+	method, id, o := req.Method, req.ID, req.o
+	p := []byte(req.Params)
 	var err error
 	if cs.isPerRequest() {
-		p, err = cs.metaParams(p, token, o.tasks)
-	} else if token != "" {
-		p, err = setProgressToken(p, token)
+		p, err = cs.metaParams(p, req.token, o.tasks)
+	} else if req.token != "" {
+		p, err = setProgressToken(p, req.token)
 	}
 	if err != nil {
 		return nil, err
@@ -190,17 +194,17 @@ func (cs *ClientSession) exchange(ctx context.Context, method string, p []byte, 
 			err = fmt.Errorf("mcp: %s: %w", method, context.Cause(ctx))
 		}
 		if errors.Is(werr, ErrSessionNotFound) {
-			return nil, &sessionNotFound{gen: gen, err: err}
+			return nil, &sessionNotFound{gen: req.gen, err: err}
 		}
 		return nil, err
 	}
 	select {
-	case msg := <-pc.ch:
+	case msg := <-req.pc.ch:
 		if msg.Error != nil {
 			return nil, &CallError{Method: method, Err: msg.Error}
 		}
-		return jsontext.Value(msg.Result), nil
-	case err := <-pc.fail:
+		return json.RawMessage(msg.Result), nil
+	case err := <-req.pc.fail:
 		return nil, fmt.Errorf("mcp: %s: %w", method, err)
 	case <-ctx.Done():
 		cs.abandon(id)
@@ -209,13 +213,27 @@ func (cs *ClientSession) exchange(ctx context.Context, method string, p []byte, 
 			reason = "the request timed out"
 		}
 		if method != methodInitialize && cs.ctx.Err() == nil {
-			forget()
+			cs.forget(id, req.token, o.listenAck != nil)
 			cs.notify(context.WithoutCancel(ctx), notificationCancelled, &CancelledNotificationParams{RequestID: id.Raw(), Reason: reason})
 		}
 		return nil, fmt.Errorf("mcp: %s: %s: %w", method, reason, ctx.Err())
 	case <-cs.ctx.Done():
 		return nil, fmt.Errorf("mcp: %s: %w", method, context.Cause(cs.ctx))
 	}
+}
+
+// forget removes a request's pending call, its listen acknowledgement
+// and its progress token: its answer, if one comes, goes nowhere.
+func (cs *ClientSession) forget(id jsonrpc.ID, token string, listenAck bool) {
+	cs.mu.Lock()
+	delete(cs.pending, id)
+	if listenAck {
+		delete(cs.listenAcks, string(id.Raw()))
+	}
+	if token != "" {
+		delete(cs.progress, token)
+	}
+	cs.mu.Unlock()
 }
 
 // sessionNotFound fails a request that the server refused for not
@@ -274,23 +292,5 @@ func encodeParams(params any) ([]byte, error) {
 
 // setProgressToken adds _meta.progressToken to encoded params.
 func setProgressToken(p []byte, token string) ([]byte, error) {
-	if out, ok := withMeta(p, []byte(`"progressToken":`+token)); ok {
-		return out, nil
-	}
-	var obj map[string]any
-	if len(p) > 0 {
-		if err := unmarshalValue(p, &obj); err != nil {
-			return nil, err
-		}
-	}
-	if obj == nil {
-		obj = map[string]any{}
-	}
-	meta, _ := obj["_meta"].(map[string]any)
-	if meta == nil {
-		meta = map[string]any{}
-	}
-	meta["progressToken"] = jsontext.Value(token)
-	obj["_meta"] = meta
-	return marshal(obj)
+	return setMetaMember(p, "progressToken", []byte(token))
 }
