@@ -520,8 +520,10 @@ func newClientLeaf(d clientCommand) *cobra.Command {
 					return err
 				}
 			}
-			return f.withSession(cmd, t, func(ctx context.Context, c *clientConn) error {
-				return d.run(ctx, cmd, c, ops)
+			return withTelemetry(cmd.Context(), func() error {
+				return f.withSession(cmd, t, func(ctx context.Context, c *clientConn) error {
+					return d.run(ctx, cmd, c, ops)
+				})
 			})
 		},
 	}

@@ -65,7 +65,8 @@ only protocol messages; the client commands print their results there.`,
 		default:
 			return fmt.Errorf("--log-format %q: use text or json", logFormat)
 		}
-		slog.SetDefault(slog.New(redact.NewHandler(h)))
+		// Lines logged during a traced request name its trace and span.
+		slog.SetDefault(slog.New(redact.NewHandler(withTraceIDs(h))))
 		return nil
 	}
 	root.AddCommand(newServeCmd(), newCheckConfigCmd(), newLoginCmd(), newAuthCmd(), newPinsCmd(), newVersionCmd(), newConformanceCmd(), newConformanceClientCmd(), newStatusCmd())

@@ -103,10 +103,12 @@ of its input) after letting calls in progress finish.`,
 				return err
 			}
 			f.clusterFromEnv(cmd)
-			if f.config != "" {
-				return serveGateway(cmd.Context(), f)
-			}
-			return serve(cmd.Context(), f)
+			return withTelemetry(cmd.Context(), func() error {
+				if f.config != "" {
+					return serveGateway(cmd.Context(), f)
+				}
+				return serve(cmd.Context(), f)
+			})
 		},
 	}
 	fl := cmd.Flags()

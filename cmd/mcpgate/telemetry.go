@@ -1,0 +1,172 @@
+package main
+
+// OpenTelemetry tracing, configured only by the SDK's standard
+// environment (OTEL_*), so that an operator's collector settings work as
+// they do for any other instrumented program. With no endpoint set
+// nothing is installed: the global tracer provider stays the API's no-op
+// one, and every span the code starts costs a few nanoseconds.
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+
+	"github.com/mcpgate/mcpgate/internal/slogthrottle"
+)
+
+// The exporter protocols OTEL_EXPORTER_OTLP_PROTOCOL may name that the
+// Go SDK has an exporter for.
+const (
+	protoHTTP = "http/protobuf"
+	protoGRPC = "grpc"
+)
+
+// telemetryPlan is what the environment asks for: no tracing at all
+// (exporter empty), or an SDK exporting with the protocol exporter to
+// endpoint.
+type telemetryPlan struct {
+	exporter string // protoHTTP, protoGRPC, or "" for none
+	endpoint string // for the log line; the exporter reads its own
+	why      string // why there is no exporter, for a debug line
+}
+
+// planTelemetry reads the switches of the standard environment that
+// decide whether an SDK runs, and with which exporter. The rest (the
+// endpoint's details, headers, TLS, timeouts, the sampler, the batch
+// sizes, the resource) the SDK and the exporters read themselves.
+func planTelemetry(getenv func(string) string) (telemetryPlan, error) {
+	if v := strings.TrimSpace(getenv("OTEL_SDK_DISABLED")); strings.EqualFold(v, "true") {
+		return telemetryPlan{why: "OTEL_SDK_DISABLED=true"}, nil
+	}
+	endpoint := cmpOr(getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), getenv("OTEL_EXPORTER_OTLP_ENDPOINT"))
+	if endpoint == "" {
+		return telemetryPlan{why: "no OTEL_EXPORTER_OTLP_ENDPOINT"}, nil
+	}
+	proto, from := getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"), "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+	if proto == "" {
+		proto, from = getenv("OTEL_EXPORTER_OTLP_PROTOCOL"), "OTEL_EXPORTER_OTLP_PROTOCOL"
+	}
+	switch strings.ToLower(strings.TrimSpace(proto)) {
+	case "", protoHTTP:
+		return telemetryPlan{exporter: protoHTTP, endpoint: endpoint}, nil
+	case protoGRPC:
+		return telemetryPlan{exporter: protoGRPC, endpoint: endpoint}, nil
+	case "http/json":
+		return telemetryPlan{}, fmt.Errorf("%s=http/json: the Go OpenTelemetry SDK has no OTLP/JSON exporter; use http/protobuf or grpc", from)
+	}
+	return telemetryPlan{}, fmt.Errorf("%s=%q: use http/protobuf or grpc", from, proto)
+}
+
+// setupTelemetry installs tracing as the environment asks (see
+// planTelemetry) as the global tracer provider, with the W3C trace
+// context and baggage propagators, and returns the function that flushes
+// and stops it; call it on the way out, or spans still in the batch are
+// lost. With tracing off it installs nothing and shutdown does nothing.
+func setupTelemetry(ctx context.Context) (shutdown func(context.Context) error, err error) {
+	tp, err := startTelemetry(ctx, os.Getenv, slog.Default())
+	if tp == nil {
+		return func(context.Context) error { return nil }, err
+	}
+	otel.SetTracerProvider(tp)
+	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+	// A collector that is down fails every batch; a few lines a minute
+	// say so.
+	errLog := slog.New(slogthrottle.New(slog.Default().Handler(), &slogthrottle.Options{Limit: 3, Interval: time.Minute}))
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		errLog.Warn("mcpgate: OpenTelemetry", "error", err)
+	}))
+	return tp.Shutdown, nil
+}
+
+// startTelemetry builds the tracer provider the environment asks for, or
+// returns nil when it asks for none. The exporters read their settings
+// from the process's environment themselves; getenv only decides whether
+// one runs, and which.
+func startTelemetry(ctx context.Context, getenv func(string) string, log *slog.Logger) (*sdktrace.TracerProvider, error) {
+	plan, err := planTelemetry(getenv)
+	if err != nil || plan.exporter == "" {
+		if err == nil {
+			log.Debug("mcpgate: tracing off", "why", plan.why)
+		}
+		return nil, err
+	}
+	var exp sdktrace.SpanExporter
+	switch plan.exporter {
+	case protoGRPC:
+		exp, err = otlptracegrpc.New(ctx)
+	default:
+		exp, err = otlptracehttp.New(ctx)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("OpenTelemetry: the OTLP %s exporter: %w", plan.exporter, err)
+	}
+	res, err := telemetryResource(ctx)
+	if err != nil {
+		// A resource attribute the SDK cannot parse is logged, not fatal:
+		// traces with a partial resource beat no traces.
+		log.Warn("mcpgate: OTEL_RESOURCE_ATTRIBUTES", "error", err)
+	}
+	// The headers (OTEL_EXPORTER_OTLP_HEADERS) often hold an API key:
+	// they are never logged, nor is the endpoint's user information.
+	log.Info("mcpgate: exporting traces", "protocol", plan.exporter, "endpoint", redactURL(plan.endpoint))
+	// The sampler comes from OTEL_TRACES_SAMPLER(_ARG), read by the SDK
+	// when no WithSampler is given; the batch from OTEL_BSP_*.
+	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res)), nil
+}
+
+// telemetryResource describes this process: service.name "mcpgate" and
+// its version unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES say
+// otherwise (later detectors win in resource.New).
+func telemetryResource(ctx context.Context) (*resource.Resource, error) {
+	return resource.New(ctx,
+		resource.WithTelemetrySDK(),
+		resource.WithAttributes(semconv.ServiceName("mcpgate"), semconv.ServiceVersion(buildVersion())),
+		resource.WithFromEnv(),
+	)
+}
+
+// redactURL keeps a URL's scheme, host and path: user information and
+// a query may carry credentials.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return "[unparsable URL]"
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+}
+
+// withTelemetry runs do between setupTelemetry and its shutdown, which
+// gets a few seconds to flush the last batch whatever do's context has
+// come to.
+func withTelemetry(ctx context.Context, do func() error) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	shutdown, err := setupTelemetry(ctx)
+	if err != nil {
+		return err
+	}
+	runErr := do()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
+	defer cancel()
+	if err := shutdown(sctx); err != nil {
+		slog.Warn("mcpgate: flushing traces", "error", err)
+	}
+	return runErr
+}
+
+// flushTimeout bounds the last export on the way out, so that a
+// collector that is down cannot hold the process.
+const flushTimeout = 5 * time.Second
