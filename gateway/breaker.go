@@ -31,17 +31,21 @@ func (b *breaker) wait() time.Duration {
 	return time.Until(b.openTill)
 }
 
-func (b *breaker) record(ok bool) {
+// record counts a call's outcome, and reports whether this failure
+// opened the breaker.
+func (b *breaker) record(ok bool) (opened bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if ok {
 		b.failures = 0
-		return
+		return false
 	}
 	if b.failures++; b.failures >= breakerThreshold {
 		b.openTill = time.Now().Add(breakerPause)
 		b.failures = 0
+		return true
 	}
+	return false
 }
 
 func (b *breaker) reset() {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpgate/mcpgate/auth/oauthclient"
 	"github.com/mcpgate/mcpgate/cluster"
@@ -81,6 +82,12 @@ type Options struct {
 	// sampling) hold across all of them. Nil means this process holds
 	// everything alone.
 	Cluster *cluster.Cluster
+	// TracerProvider, when set, traces each request's hops to the
+	// upstreams (see tracing.go): a client span per upstream request,
+	// with the trace context carried to the upstream. Nil means no
+	// tracing, at no cost. The gateway's own server span is the
+	// caller's to add (otelmcp.ServerMiddleware on Server()).
+	TracerProvider trace.TracerProvider
 }
 
 // Gateway is the aggregate of the configured upstreams.
@@ -92,6 +99,7 @@ type Gateway struct {
 	server  *mcp.Server
 
 	tokenStore oauthclient.TokenStore
+	tracing    *tracing // nil when tracing is off
 	limiter    *limiter
 	sampling   *limiter // sampling relays, per server and per caller
 	metrics    *metrics
@@ -194,6 +202,7 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 	}
 	g.relays = newRelays(cmp.Or(opts.InputWindow, time.Duration(cfg.Limits.InputWindow)), opts.Server.StateTTL, g.logger)
 	g.tokenStore = opts.TokenStore
+	g.tracing = newTracing(opts.TracerProvider)
 	so.Middleware = append([]mcp.Middleware{g.policy, g.listMiddleware, g.subscribeMiddleware}, so.Middleware...)
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "mcpgate", Version: g.version}, &so)
 	if err := g.setupSearch(); err != nil {

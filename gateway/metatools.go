@@ -8,6 +8,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/toolsearch"
@@ -97,7 +98,12 @@ func (g *Gateway) searchTools(ctx context.Context, req *mcp.CallToolRequest, in 
 		k = 20
 	}
 	allow := g.allowFor(ctx)
-	hits := g.search.Search(ctx, toolsearch.Query{Text: in.Query, K: k, Allow: func(n string) bool { return !isMetaTool(n) && allow(n) }})
+	// The search is a span of its own under the call's; the query is an
+	// argument, so it is not recorded.
+	sctx, span := g.tracing.start(ctx, spanToolSearch, attrSearchK.Int(k))
+	hits := g.search.Search(sctx, toolsearch.Query{Text: in.Query, K: k, Allow: func(n string) bool { return !isMetaTool(n) && allow(n) }})
+	span.SetAttributes(attrSearchHits.Int(len(hits)))
+	g.tracing.end(span)
 	out := foundTools{Tools: make([]foundTool, 0, len(hits))}
 	for _, h := range hits {
 		out.Tools = append(out.Tools, foundTool{Name: h.Name, Description: h.Tool.Description, InputSchema: h.Tool.InputSchema, Related: g.visibleNames(ctx, h.Related)})
@@ -141,7 +147,10 @@ func (g *Gateway) callToolMeta(ctx context.Context, req *mcp.CallToolRequest, in
 	if problems := g.validators.check(t, args); problems != "" {
 		return errResult(fmt.Sprintf("Invalid arguments for tool %q: %s. Use describe_tool to see its input schema.", in.Name, problems)), nil, nil
 	}
-	res, err := g.callTool(ctx, &mcp.CallToolRequest{Request: req.Request, Params: &mcp.CallToolParams{Name: in.Name, Arguments: args}})
+	// The inner call is a span of its own, the parent of the upstream hop.
+	cctx, span := g.tracing.start(ctx, MetaCallTool+" "+in.Name, semconv.GenAIToolName(in.Name))
+	res, err := g.callTool(cctx, &mcp.CallToolRequest{Request: req.Request, Params: &mcp.CallToolParams{Name: in.Name, Arguments: args}})
+	g.tracing.endCall(span, res, err)
 	return res, nil, err
 }
 

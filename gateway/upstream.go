@@ -219,7 +219,7 @@ func (u *upstream) transport() (mcp.Transport, error) {
 	}
 	t := &mcphttp.ClientTransport{Endpoint: c.URL, Header: h, Logger: u.logger, DisableLegacyFallback: c.Type == "http" || c.Type == "streamable-http"}
 	u.watch = &refusalWatch{u: u, base: http.DefaultTransport}
-	t.HTTPClient = &http.Client{Transport: u.watch}
+	t.HTTPClient = &http.Client{Transport: u.g.tracing.transport(u.watch)}
 	if c.OAuth != nil {
 		if u.oauth == nil {
 			// authorization_code: tokens a person got with `mcpgate login`,
@@ -385,6 +385,7 @@ func (u *upstream) clientOptions() *mcp.ClientOptions {
 		PromptListChangedHandler:   u.listChanged,
 		ResourceListChangedHandler: u.listChanged,
 		ResourceUpdatedHandler:     u.resourceUpdated,
+		Middleware:                 u.g.tracing.clientMiddleware(u),
 	}
 }
 

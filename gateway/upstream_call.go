@@ -32,9 +32,11 @@ type activeCall struct {
 // answer (sendAgain).
 func (u *upstream) do(ctx context.Context, req *mcp.Request, resend bool, f func(ctx context.Context, cs *mcp.ClientSession) error) error {
 	if wait := u.limitLeft(); wait > 0 {
+		spanEvent(ctx, eventRateLimited, attrUpstream.String(u.cfg.Name), attrWait.Int64(wait.Milliseconds()))
 		return errUpstreamRateLimited(u.cfg.Name, wait)
 	}
 	if !u.breaker.allow() {
+		spanEvent(ctx, eventBreakerOpen, attrUpstream.String(u.cfg.Name), attrWait.Int64(u.breaker.wait().Milliseconds()))
 		return errUnavailable(u.cfg.Name, errors.New("too many calls failed in a row; calls resume after a pause"), u.currentState(), u.breaker.wait())
 	}
 	ctx, cancel := u.callContext(ctx)
@@ -55,6 +57,7 @@ func (u *upstream) do(ctx context.Context, req *mcp.Request, resend bool, f func
 	fctx := context.WithValue(ctx, downstreamKey{}, ac)
 	err = f(fctx, cs)
 	for sends := 1; sends < maxSends && u.sendAgain(ctx, err, resend, sends); sends++ {
+		spanEvent(ctx, eventResend, attrUpstream.String(u.cfg.Name), attrSends.Int(sends+1))
 		if cs, err = u.session(ctx); err != nil {
 			break
 		}
@@ -64,7 +67,9 @@ func (u *upstream) do(ctx context.Context, req *mcp.Request, resend bool, f func
 	u.stats.record(time.Since(t0), out != nil)
 	var rpcErr *jsonrpc.Error
 	failed := out != nil && errors.As(out, &rpcErr) && rpcErr.Code >= CodeUpstreamFailed && rpcErr.Code <= CodeUpstreamUnavailable
-	u.breaker.record(!failed)
+	if u.breaker.record(!failed) {
+		spanEvent(ctx, eventBreakerOpened, attrUpstream.String(u.cfg.Name))
+	}
 	if failed && rpcErr.Code == CodeUpstreamTimeout && errors.Is(context.Cause(ctx), errCallTimeout) {
 		u.noteTimeout(out)
 	}
