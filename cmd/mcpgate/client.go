@@ -246,7 +246,7 @@ func (c *clientConn) connect(ctx context.Context) error {
 	}
 	logger := slog.Default()
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpgate", Title: "mcpgate CLI", Version: buildVersion()},
-		&mcp.ClientOptions{ProtocolVersion: strings.TrimPrefix(f.protocolVersion, "auto"), RequestTimeout: rt, Logger: logger, Bare: bareMode(f.bare)})
+		&mcp.ClientOptions{ProtocolVersion: strings.TrimPrefix(f.protocolVersion, "auto"), RequestTimeout: rt, Logger: logger, Bare: bareMode(f.bare), Middleware: clientTracing()})
 	var tr mcp.Transport
 	if c.t.url != "" {
 		var err error

@@ -50,6 +50,16 @@ func (f *clientFlags) httpTransport(endpoint string) (mcp.Transport, func(), err
 			return nil, nil, err
 		}
 	}
+	if tracerProvider() != nil {
+		// The W3C headers beside params._meta, for servers that read
+		// only those.
+		c := http.Client{}
+		if tr.HTTPClient != nil {
+			c = *tr.HTTPClient
+		}
+		c.Transport = roundTripTracing(c.Transport)
+		tr.HTTPClient = &c
+	}
 	return tr, release, nil
 }
 

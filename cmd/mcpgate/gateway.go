@@ -110,10 +110,14 @@ func serveGateway(ctx context.Context, f serveFlags) error {
 	if tf, err := oauthTokenFile(); err == nil {
 		opts.TokenStore = oauthclient.NewFileStore(tf) // what mcpgate login keeps
 	}
+	if tp := tracerProvider(); tp != nil {
+		opts.TracerProvider = tp
+	}
 	g, err := gateway.New(cfg, opts)
 	if err != nil {
 		return err
 	}
+	serverTracing(g.Server())
 	if reg != nil {
 		ln, err := net.Listen("tcp", f.metricsAddr)
 		if err != nil {

@@ -176,6 +176,7 @@ func serve(ctx context.Context, f serveFlags) error {
 	}
 	defer store.Close()
 	s := newServer(store)
+	serverTracing(s)
 
 	if f.stdio {
 		// One client over a pipe: there is nothing to share with
@@ -250,6 +251,7 @@ func serveHTTP(ctx context.Context, s *mcp.Server, f serveFlags, db string, gw *
 	// A foreign Host or Origin is refused (403) before authentication:
 	// a DNS-rebinding page is not asked for credentials.
 	handler = mh.CheckHost(handler)
+	handler = httpTracing(handler)
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	url := "http://" + ln.Addr().String() + "/mcp"
 	attrs := []any{"url", url, "version", buildVersion(), "db", db}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -24,6 +25,8 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
 	"github.com/mcpgate/mcpgate/internal/slogthrottle"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcp/otelmcp"
 )
 
 // The exporter protocols OTEL_EXPORTER_OTLP_PROTOCOL may name that the
@@ -170,3 +173,45 @@ func withTelemetry(ctx context.Context, do func() error) error {
 // flushTimeout bounds the last export on the way out, so that a
 // collector that is down cannot hold the process.
 const flushTimeout = 5 * time.Second
+
+// tracerProvider returns the SDK provider setupTelemetry installed, or
+// nil when tracing is off: the instrumentation is then left out
+// altogether rather than run against the no-op provider.
+func tracerProvider() *sdktrace.TracerProvider {
+	tp, _ := otel.GetTracerProvider().(*sdktrace.TracerProvider)
+	return tp
+}
+
+// serverTracing gives s a server span per request (outermost, so that
+// the request's own log lines carry its trace), when tracing is on.
+func serverTracing(s *mcp.Server) {
+	if tracerProvider() != nil {
+		s.AddMiddleware(otelmcp.ServerMiddleware(nil))
+	}
+}
+
+// httpTracing has h continue the trace of a caller's W3C headers, when
+// tracing is on.
+func httpTracing(h http.Handler) http.Handler {
+	if tracerProvider() == nil {
+		return h
+	}
+	return otelmcp.HTTPHandler(h, nil)
+}
+
+// clientTracing is the client middleware of the client commands: a
+// client span per request, its context carried in params._meta.
+func clientTracing() []mcp.ClientMiddleware {
+	if tracerProvider() == nil {
+		return nil
+	}
+	return []mcp.ClientMiddleware{otelmcp.ClientMiddleware(nil)}
+}
+
+// roundTripTracing sends the trace context as W3C headers too.
+func roundTripTracing(rt http.RoundTripper) http.RoundTripper {
+	if tracerProvider() == nil {
+		return rt
+	}
+	return otelmcp.Transport(rt, nil)
+}
