@@ -195,7 +195,8 @@ func NewServer(impl *Implementation, opts *ServerOptions) *Server {
 }
 
 // AddMiddleware wraps every inbound method with mw, the first outermost,
-// inside any middleware added before.
+// outside any middleware added before (and ServerOptions.Middleware): the
+// last added sees a request first.
 func (s *Server) AddMiddleware(mw ...Middleware) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
