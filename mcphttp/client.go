@@ -33,6 +33,11 @@ type ClientTransport struct {
 	// call instead. Nil means a client with connect and TLS handshake
 	// timeouts only.
 	HTTPClient *http.Client
+	// WrapTransport, if set, wraps the http.RoundTripper of the client
+	// that sends the requests (HTTPClient's, or the default client's
+	// with its connect bounds), for instrumentation such as tracing
+	// headers. Nil means no wrapper.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 	// Header is added to every request, e.g. Authorization for an API
 	// key.
 	Header http.Header
@@ -71,6 +76,25 @@ var defaultHTTPClient = sync.OnceValue(func() *http.Client {
 	}}
 })
 
+// wrapClient returns hc, or the default client when hc is nil, with its
+// transport wrapped by wrap. The wrapped client is a copy: a caller's
+// client and the shared default stay as they were.
+func wrapClient(hc *http.Client, wrap func(http.RoundTripper) http.RoundTripper) *http.Client {
+	if hc == nil {
+		hc = defaultHTTPClient()
+	}
+	if wrap == nil {
+		return hc
+	}
+	c := *hc
+	rt := c.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	c.Transport = wrap(rt)
+	return &c
+}
+
 // ServerKey names the server by its endpoint URL.
 func (t *ClientTransport) ServerKey() string { return "http:" + t.Endpoint }
 
@@ -93,9 +117,7 @@ func (t *ClientTransport) Connect(ctx context.Context) (mcp.Conn, error) {
 		logger:     t.Logger,
 		in:         newInbox(),
 	}
-	if c.hc == nil {
-		c.hc = defaultHTTPClient()
-	}
+	c.hc = wrapClient(c.hc, t.WrapTransport)
 	if c.maxSize <= 0 {
 		c.maxSize = jsonrpc.DefaultMaxMessageSize
 	}
