@@ -52,13 +52,8 @@ func (f *clientFlags) httpTransport(endpoint string) (mcp.Transport, func(), err
 	}
 	if tracerProvider() != nil {
 		// The W3C headers beside params._meta, for servers that read
-		// only those.
-		c := http.Client{}
-		if tr.HTTPClient != nil {
-			c = *tr.HTTPClient
-		}
-		c.Transport = roundTripTracing(c.Transport)
-		tr.HTTPClient = &c
+		// only those, on the transport's own client and its bounds.
+		tr.WrapTransport = roundTripTracing
 	}
 	return tr, release, nil
 }
