@@ -41,6 +41,14 @@ func withReplica(reg prometheus.Registerer, c *cluster.Cluster) prometheus.Regis
 	return prometheus.WrapRegistererWith(prometheus.Labels{"replica": c.ReplicaID()}, reg)
 }
 
+// ReplicaRegisterer is reg as the gateway registers its own series on
+// it: labelled with the replica's id when c is not nil. Series that
+// other code puts on the same registry (the OpenTelemetry exporter's)
+// then stay apart across replicas as the gateway's do.
+func ReplicaRegisterer(reg prometheus.Registerer, c *cluster.Cluster) prometheus.Registerer {
+	return withReplica(reg, c)
+}
+
 func newMetrics(g *Gateway, reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -157,7 +165,9 @@ func (g *Gateway) OpsHandler(reg *prometheus.Registry, opts *OpsOptions) http.Ha
 		opts = &OpsOptions{}
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	// OpenMetrics, when the scraper asks for it, carries exemplars: the
+	// trace ids on the OpenTelemetry duration histograms.
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("ok\n"))
 	})

@@ -93,6 +93,11 @@ func serveGateway(ctx context.Context, f serveFlags) error {
 		reg = prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		opts.Metrics = reg
+		stopMetrics, err := startMetrics(ctx, gateway.ReplicaRegisterer(reg, f.shared), os.Getenv)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
 	}
 	statePath := cfg.State.DB
 	if statePath == "" {

@@ -19,10 +19,14 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcpgate/mcpgate/internal/slogthrottle"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -182,10 +186,52 @@ func tracerProvider() *sdktrace.TracerProvider {
 	return tp
 }
 
+// startMetrics installs, as the global meter provider, an OpenTelemetry
+// SDK whose Prometheus exporter registers on reg, the registry the
+// gateway's /metrics serves: the MCP semantic conventions' histograms
+// (mcp_server_operation_duration_seconds, and per upstream hop
+// mcp_client_operation_duration_seconds when tracing is on) then appear
+// beside the mcpgate_* series. Exemplars carry the trace id of sampled
+// requests (the SDK's default filter, trace_based, or
+// OTEL_METRICS_EXEMPLAR_FILTER). Without a registry (no --metrics-addr)
+// or with OTEL_SDK_DISABLED=true it installs nothing, so the histograms
+// stay on the API's no-op provider and serverTracing leaves the
+// middleware out. Call stop on the way out.
+func startMetrics(ctx context.Context, reg prometheus.Registerer, getenv func(string) string) (stop func(), err error) {
+	if reg == nil || strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
+		return func() {}, nil
+	}
+	exp, err := otelprom.New(otelprom.WithRegisterer(reg))
+	if err != nil {
+		return nil, fmt.Errorf("OpenTelemetry: the Prometheus exporter: %w", err)
+	}
+	res, err := telemetryResource(ctx)
+	if err != nil {
+		slog.Warn("mcpgate: OTEL_RESOURCE_ATTRIBUTES", "error", err)
+	}
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(res))
+	otel.SetMeterProvider(mp)
+	return func() {
+		// A pull exporter has nothing to flush; shutting down only
+		// releases the SDK, so a short bound is plenty.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
+		defer cancel()
+		mp.Shutdown(sctx)
+	}, nil
+}
+
+// meterProvider returns the SDK provider startMetrics installed, or nil
+// when OpenTelemetry metrics are off.
+func meterProvider() *sdkmetric.MeterProvider {
+	mp, _ := otel.GetMeterProvider().(*sdkmetric.MeterProvider)
+	return mp
+}
+
 // serverTracing gives s a server span per request (outermost, so that
-// the request's own log lines carry its trace), when tracing is on.
+// the request's own log lines carry its trace) and its duration in the
+// OpenTelemetry metrics, when tracing or those metrics are on.
 func serverTracing(s *mcp.Server) {
-	if tracerProvider() != nil {
+	if tracerProvider() != nil || meterProvider() != nil {
 		s.AddMiddleware(otelmcp.ServerMiddleware(nil))
 	}
 }
