@@ -167,7 +167,7 @@ func (g *Gateway) instanceFor(ctx context.Context, req *mcp.Request, base *upstr
 		principal := mcp.PrincipalFrom(ctx)
 		if err := is.capLocked(base.cfg, principal); err != nil {
 			is.mu.Unlock()
-			base.logger.Info("gateway: a session was refused an instance of its own", "principal", displayPrincipal(ctx), "error", err.Message)
+			base.logger.InfoContext(ctx, "gateway: a session was refused an instance of its own", "principal", displayPrincipal(ctx), "error", err.Message)
 			return nil, err
 		}
 		in = &instance{base: base, server: name, principal: principal, ss: req.Session}
@@ -181,7 +181,7 @@ func (g *Gateway) instanceFor(ctx context.Context, req *mcp.Request, base *upstr
 	}
 	is.mu.Unlock()
 	if fresh {
-		in.u.logger.Info("gateway: starting an instance for a client session", "principal", displayPrincipal(ctx))
+		in.u.logger.InfoContext(ctx, "gateway: starting an instance for a client session", "principal", displayPrincipal(ctx))
 		g.startUpstream(gctx, in.u)
 		g.wg.Add(1)
 		go func() {

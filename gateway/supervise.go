@@ -133,7 +133,7 @@ func (u *upstream) sendAgain(ctx context.Context, err error, resend bool, sends 
 	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
 		return false
 	}
-	u.logger.Info("gateway: the connection failed before an answer; sending the request again", "error", err, "sends", sends, "in", wait.Round(time.Millisecond))
+	u.logger.InfoContext(ctx, "gateway: the connection failed before an answer; sending the request again", "error", err, "sends", sends, "in", wait.Round(time.Millisecond))
 	return sleep(ctx, wait)
 }
 
