@@ -98,7 +98,9 @@ func redactError(e *jsonrpc.Error) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: e.Code, Message: msg, Data: data}
 }
 
-var errCallTimeout = errors.New("the upstream's timeout passed")
+// errCallTimeout is the cause of a call's end past its upstream's
+// timeout; it is a deadline, so that tracing calls it a timeout.
+var errCallTimeout = fmt.Errorf("the upstream's timeout passed: %w", context.DeadlineExceeded)
 
 func sizeOf(n int) string {
 	if n <= 0 {

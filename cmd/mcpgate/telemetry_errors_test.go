@@ -58,7 +58,7 @@ func TestFailedCallsSetErrorStatusAndErrorTypeOnTheirSpans(t *testing.T) {
 	}{
 		{"a tool error", "conf_test_error_handling", nil, 1, 0, "tool_error", "tool_error"},
 		{"an unknown tool", "conf_no_such_tool", nil, 1, jsonrpc.CodeInvalidParams, "-32602", ""},
-		{"a timeout", "conf_slow_compute", map[string]any{"seconds": 30, "label": "slow"}, 1, gateway.CodeUpstreamTimeout, strconv.Itoa(gateway.CodeUpstreamTimeout), anyErrorType},
+		{"a timeout", "conf_slow_compute", map[string]any{"seconds": 30, "label": "slow"}, 1, gateway.CodeUpstreamTimeout, strconv.Itoa(gateway.CodeUpstreamTimeout), "timeout"},
 		{"rate limited", "conf_test_simple_text", nil, 2, gateway.CodeRateLimited, strconv.Itoa(gateway.CodeRateLimited), ""},
 	}
 	for _, tt := range tests {
@@ -130,15 +130,9 @@ func spansUnder(spans []otlptest.Span, parent otlptest.Span) []otlptest.Span {
 	return out
 }
 
-// anyErrorType is a hop's expected error.type where only its status is
-// checked yet: the gateway ends a call past its upstream's timeout with a
-// cause (errCallTimeout) that does not wrap context.DeadlineExceeded, so
-// otelmcp calls the hop "cancelled" rather than "timeout".
-const anyErrorType = "*"
-
 func checkErrorSpan(t *testing.T, s otlptest.Span, wantType string) {
 	t.Helper()
-	if s.StatusCode != "error" || wantType != anyErrorType && s.Attributes["error.type"] != wantType {
+	if s.StatusCode != "error" || s.Attributes["error.type"] != wantType {
 		t.Errorf("%s span %q: status %q (%q), error.type %q; want error, %q", s.Kind, s.Name, s.StatusCode, s.StatusMessage, s.Attributes["error.type"], wantType)
 	}
 }
