@@ -77,21 +77,7 @@ func TestSessionAcrossReplicas(t *testing.T) {
 
 	var mu sync.Mutex
 	var progress, logs int
-	c := mcp.NewClient(&mcp.Implementation{Name: "cluster-test", Version: "1"}, &mcp.ClientOptions{
-		ProtocolVersion: mcp.Version20251125,
-		ElicitationHandler: func(ctx context.Context, _ *mcp.ClientSession, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"username": "ada", "email": "ada@example.com"}}, nil
-		},
-		LoggingMessageHandler: func(context.Context, *mcp.ClientSession, *mcp.LoggingMessageParams) {
-			mu.Lock()
-			logs++
-			mu.Unlock()
-		},
-	})
-	cs, err := c.Connect(ctx, &mcphttp.ClientTransport{Endpoint: url, DisableLegacyFallback: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := connectAnswering(ctx, t, url, &mu, &logs)
 	for range 6 {
 		res, err := cs.ListTools(ctx, nil)
 		if err != nil || len(res.Tools) == 0 {
@@ -376,21 +362,7 @@ func TestRouteRunsCallsOnOneReplica(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*hangBound)
 	defer cancel()
 	var progress, logs int
-	c := mcp.NewClient(&mcp.Implementation{Name: "cluster-test", Version: "1"}, &mcp.ClientOptions{
-		ProtocolVersion: mcp.Version20251125,
-		ElicitationHandler: func(ctx context.Context, _ *mcp.ClientSession, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"username": "ada", "email": "ada@example.com"}}, nil
-		},
-		LoggingMessageHandler: func(context.Context, *mcp.ClientSession, *mcp.LoggingMessageParams) {
-			mu.Lock()
-			logs++
-			mu.Unlock()
-		},
-	})
-	cs, err := c.Connect(ctx, &mcphttp.ClientTransport{Endpoint: url, DisableLegacyFallback: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := connectAnswering(ctx, t, url, &mu, &logs)
 	defer cs.Close()
 	pctx := mcp.WithProgress(ctx, func(*mcp.ProgressNotificationParams) {
 		mu.Lock()
@@ -472,4 +444,27 @@ func TestTaskPolledAndCancelledThroughOtherReplicas(t *testing.T) {
 			t.Fatalf("poll %d after cancel: %+v, want cancelled", i, got)
 		}
 	}
+}
+
+// connectAnswering connects a 2025-11-25 client through url that answers
+// every elicitation as Ada and counts the log messages it gets in *logs
+// (under mu).
+func connectAnswering(ctx context.Context, t *testing.T, url string, mu *sync.Mutex, logs *int) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "cluster-test", Version: "1"}, &mcp.ClientOptions{
+		ProtocolVersion: mcp.Version20251125,
+		ElicitationHandler: func(ctx context.Context, _ *mcp.ClientSession, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"username": "ada", "email": "ada@example.com"}}, nil
+		},
+		LoggingMessageHandler: func(context.Context, *mcp.ClientSession, *mcp.LoggingMessageParams) {
+			mu.Lock()
+			*logs++
+			mu.Unlock()
+		},
+	})
+	cs, err := c.Connect(ctx, &mcphttp.ClientTransport{Endpoint: url, DisableLegacyFallback: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
 }
