@@ -39,7 +39,7 @@ func BenchmarkWarmCall(b *testing.B) {
 			url = testservice.HAProxy(b, []string{strings.TrimPrefix(ts.URL, "http://")}, nil).URL() + "/mcp"
 		}
 		for _, clients := range []int{1, 32} {
-			b.Run(setup.name+"/clients="+itoa(clients), func(b *testing.B) {
+			b.Run(setup.name+"/clients="+strconv.Itoa(clients), func(b *testing.B) {
 				ctx := context.Background()
 				var css []*mcp.ClientSession
 				for range clients {
@@ -89,5 +89,3 @@ func BenchmarkWarmCall(b *testing.B) {
 		}
 	}
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

@@ -312,10 +312,6 @@ func (h *Handler) tellAll(e *envelope) {
 	}
 }
 
-// copyMu serializes making local copies, so that two requests of one
-// session arriving together make one.
-var copyMu sync.Mutex
-
 // localCopy makes a local copy of a session that another replica began,
 // from its record, or returns nil when the cluster has none for the
 // caller (or cannot be asked: the error).
@@ -335,8 +331,8 @@ func (h *Handler) copyOf(id, principal string, o owner) (*session, error) {
 	if rec.Principal != principal || rec.Key != rec.Principal+":"+rec.ID {
 		return nil, nil
 	}
-	copyMu.Lock()
-	defer copyMu.Unlock()
+	h.copyMu.Lock()
+	defer h.copyMu.Unlock()
 	if s := h.sessions.get(id); s != nil {
 		return s, nil
 	}

@@ -49,6 +49,9 @@ type Handler struct {
 	closeCancel context.CancelFunc
 
 	calls sync.Map // call name → chan *envelope: requests handed to another replica
+	// copyMu serializes making local copies of shared sessions, so that
+	// two requests of one session arriving together make one.
+	copyMu sync.Mutex
 	// clusterLog logs what fails while the cluster does not answer: a
 	// few lines a minute per kind, not one per request.
 	clusterLog *slog.Logger
