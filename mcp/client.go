@@ -245,6 +245,13 @@ func (cs *ClientSession) ProtocolVersion() string {
 // Done returns a channel closed when the session has ended.
 func (cs *ClientSession) Done() <-chan struct{} { return cs.ctx.Done() }
 
+// AfterClose arranges for f to run in its own goroutine once the session
+// has ended (Err then says why), as [context.AfterFunc] does, without a
+// goroutine waiting until then; stop cancels it.
+func (cs *ClientSession) AfterClose(f func()) (stop func() bool) {
+	return context.AfterFunc(cs.ctx, f)
+}
+
 // Err returns why the session ended, or nil while it runs or after Close.
 func (cs *ClientSession) Err() error {
 	if err := context.Cause(cs.ctx); err != nil && !errors.Is(err, ErrSessionClosed) {

@@ -199,6 +199,15 @@ func (ss *ServerSession) revision() revision {
 // Done returns a channel closed when the session ends.
 func (ss *ServerSession) Done() <-chan struct{} { return ss.ctx.Done() }
 
+// AfterClose arranges for f to run in its own goroutine once the session
+// has ended, as [context.AfterFunc] does, without a goroutine waiting
+// until then; stop cancels it. Middleware uses it for what lasts as long
+// as a session (its duration in metrics, say), where
+// [ServerOptions.SessionClosedHandler] belongs to the server's owner.
+func (ss *ServerSession) AfterClose(f func()) (stop func() bool) {
+	return context.AfterFunc(ss.ctx, f)
+}
+
 // Close ends the session: requests in flight are cancelled and calls to
 // the client fail with ErrSessionClosed.
 func (ss *ServerSession) Close() error {

@@ -82,9 +82,10 @@ func spanName(method string, p params) string {
 
 // requestAttrs are a request's attributes, for its span and its
 // duration. sessionID and version may be "".
-func requestAttrs(method string, id jsonrpc.ID, sessionID, version string, p params) []attribute.KeyValue {
-	attrs := make([]attribute.KeyValue, 0, 7)
+func (c *config) requestAttrs(method string, id jsonrpc.ID, sessionID, version string, p params) []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, 0, 7+len(c.attrs))
 	attrs = append(attrs, semconv.McpMethodNameKey.String(method))
+	attrs = append(attrs, c.attrs...)
 	if !id.IsZero() {
 		attrs = append(attrs, semconv.JSONRPCRequestID(id.String()))
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/mcp"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/semconv/v1.40.0/mcpconv"
@@ -33,7 +34,7 @@ func (c *config) send(ctx context.Context, req *mcp.ClientRequest, next mcp.Clie
 	if req.Session != nil {
 		version = req.Session.ProtocolVersion()
 	}
-	attrs := requestAttrs(req.Method, req.ID, "", version, p)
+	attrs := c.requestAttrs(req.Method, req.ID, "", version, p)
 	ctx, span := c.tracer.Start(ctx, spanName(req.Method, p),
 		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	defer span.End()
@@ -55,7 +56,28 @@ func (c *config) send(ctx context.Context, req *mcp.ClientRequest, next mcp.Clie
 	}
 	attrs = o.finish(span, attrs)
 	c.clientDur.Record(ctx, time.Since(start).Seconds(), mcpconv.MethodNameAttr(req.Method), metricAttrs(attrs)...)
+	if req.Method == "initialize" && err == nil && req.Session != nil {
+		c.timeClientSession(req.Session, start)
+	}
 	return res, err
+}
+
+// timeClientSession records the session's duration in
+// mcp.client.session.duration when it ends, from its first initialize
+// request, with error.type when it ended by failing rather than by
+// Close.
+func (c *config) timeClientSession(cs *mcp.ClientSession, start time.Time) {
+	if _, again := c.timed.LoadOrStore(cs, struct{}{}); again {
+		return
+	}
+	cs.AfterClose(func() {
+		c.timed.Delete(cs)
+		attrs := append([]attribute.KeyValue{semconv.McpProtocolVersion(cs.ProtocolVersion())}, c.attrs...)
+		if err := cs.Err(); err != nil {
+			attrs = append(attrs, semconv.ErrorTypeKey.String(errorOutcome(context.Background(), err).errType))
+		}
+		c.clientLife.Record(context.Background(), time.Since(start).Seconds(), attrs...)
+	})
 }
 
 // inject puts the trace context of ctx in the request's _meta.

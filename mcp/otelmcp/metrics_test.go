@@ -129,3 +129,91 @@ func TestACallPastItsDeadlineIsATimeout(t *testing.T) {
 		t.Errorf("want one client span with error.type timeout and status error; received %+v", spans)
 	}
 }
+
+// Each side records a session's duration once it ends, with the
+// negotiated revision and the attributes the caller gave; a client that
+// lost its server marks the end with error.type.
+func TestSessionDurationsAreRecordedWhenSessionsEnd(t *testing.T) {
+	tests := []struct {
+		name      string
+		end       func(cs *mcp.ClientSession, stopServer func())
+		clientErr bool
+	}{
+		{"the client closes", func(cs *mcp.ClientSession, _ func()) { cs.Close() }, false},
+		{"the server goes away", func(cs *mcp.ClientSession, stopServer func()) { stopServer(); cs.Wait() }, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reader := sdkmetric.NewManualReader()
+			mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+			pipe := attribute.String("network.transport", "pipe")
+			opts := &otelmcp.Options{MeterProvider: mp, Attributes: []attribute.KeyValue{pipe}}
+			s := newServer(nil)
+			s.AddMiddleware(otelmcp.ServerMiddleware(opts))
+			c := mcp.NewClient(nil, &mcp.ClientOptions{ProtocolVersion: mcp.Version20251125, Middleware: []mcp.ClientMiddleware{otelmcp.ClientMiddleware(opts)}})
+
+			cr, sw := io.Pipe()
+			sr, cw := io.Pipe()
+			sc := mcp.NewStdioConn(sr, sw, 0)
+			served := make(chan struct{})
+			go func() {
+				defer close(served)
+				s.ServeConn(context.Background(), sc, nil)
+			}()
+			cs, err := c.Connect(context.Background(), mcp.ConnTransport{Conn: mcp.NewStdioConn(cr, cw, 0)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rm := collect(t, reader); len(points(rm, "mcp.server.session.duration"))+len(points(rm, "mcp.client.session.duration")) != 0 {
+				t.Fatal("a session duration was recorded before the session ended")
+			}
+			tt.end(cs, func() { sc.Close() })
+			sc.Close()
+			<-served
+
+			// AfterClose runs its function in a goroutine of its own.
+			deadline := time.Now().Add(waitFor)
+			var rm metricdata.ResourceMetrics
+			for {
+				rm = collect(t, reader)
+				if len(points(rm, "mcp.server.session.duration")) == 1 && len(points(rm, "mcp.client.session.duration")) == 1 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("want one session duration on each side; got %+v", rm)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			for _, name := range []string{"mcp.server.session.duration", "mcp.client.session.duration"} {
+				dp := points(rm, name)[0]
+				if dp.Count != 1 {
+					t.Errorf("%s: count %d, want 1", name, dp.Count)
+				}
+				if v, _ := dp.Attributes.Value("mcp.protocol.version"); v.AsString() != mcp.Version20251125 {
+					t.Errorf("%s: mcp.protocol.version %q", name, v.AsString())
+				}
+				if v, _ := dp.Attributes.Value("network.transport"); v.AsString() != "pipe" {
+					t.Errorf("%s: network.transport %q, want the option's pipe", name, v.AsString())
+				}
+				_, failed := dp.Attributes.Value("error.type")
+				if want := tt.clientErr && name == "mcp.client.session.duration"; failed != want {
+					t.Errorf("%s: error.type present %v, want %v (%v)", name, failed, want, dp.Attributes)
+				}
+			}
+		})
+	}
+}
+
+func collect(t *testing.T, r sdkmetric.Reader) metricdata.ResourceMetrics {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := r.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	return rm
+}
+
+func points(rm metricdata.ResourceMetrics, name string) []metricdata.HistogramDataPoint[float64] {
+	h, _ := histogram(rm, name)
+	return h.DataPoints
+}

@@ -2,8 +2,10 @@ package otelmcp
 
 import (
 	"encoding/json"
+	"sync"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
@@ -32,6 +34,13 @@ type Options struct {
 	// tool's name and its raw arguments, which it must redact (secrets,
 	// personal data). Nil means arguments are never recorded.
 	RecordArguments func(tool string, args json.RawMessage) string
+	// Attributes are added to every span and duration the middleware
+	// records: what it cannot see from a request, such as the transport
+	// (network.transport "pipe" for stdio, "tcp" for HTTP,
+	// network.protocol.name "http") and, on a client, the server's
+	// address (server.address, server.port). Keep them few and of low
+	// cardinality: they label the histograms too.
+	Attributes []attribute.KeyValue
 }
 
 // config is Options resolved, with the instruments made once.
@@ -39,12 +48,20 @@ type config struct {
 	tracer     trace.Tracer
 	prop       propagation.TextMapPropagator
 	recordArgs func(string, json.RawMessage) string
+	attrs      []attribute.KeyValue
 	serverDur  mcpconv.ServerOperationDuration
 	clientDur  mcpconv.ClientOperationDuration
+	serverLife mcpconv.ServerSessionDuration
+	clientLife mcpconv.ClientSessionDuration
+	// timed are the client sessions whose duration is being timed: a
+	// client that initializes again (its server forgot the session)
+	// keeps its first start.
+	timed sync.Map // *mcp.ClientSession -> struct{}
 }
 
 // durationBuckets are the bucket boundaries, in seconds, the semantic
-// conventions recommend for the MCP duration histograms.
+// conventions recommend for the MCP duration histograms, operations and
+// sessions alike.
 var durationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
 
 func newConfig(opts *Options) *config {
@@ -62,6 +79,7 @@ func newConfig(opts *Options) *config {
 		tracer:     o.TracerProvider.Tracer(scope, trace.WithSchemaURL(semconv.SchemaURL)),
 		prop:       propagator(o.Propagator),
 		recordArgs: o.RecordArguments,
+		attrs:      o.Attributes,
 	}
 	m := o.MeterProvider.Meter(scope, metric.WithSchemaURL(semconv.SchemaURL))
 	buckets := metric.WithExplicitBucketBoundaries(durationBuckets...)
@@ -69,6 +87,8 @@ func newConfig(opts *Options) *config {
 	// stops the calls it observes.
 	c.serverDur, _ = mcpconv.NewServerOperationDuration(m, buckets)
 	c.clientDur, _ = mcpconv.NewClientOperationDuration(m, buckets)
+	c.serverLife, _ = mcpconv.NewServerSessionDuration(m, buckets)
+	c.clientLife, _ = mcpconv.NewClientSessionDuration(m, buckets)
 	return c
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcpgate/mcpgate/mcp"
+	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/semconv/v1.40.0/mcpconv"
 	"go.opentelemetry.io/otel/trace"
@@ -32,7 +33,7 @@ func (c *config) serve(ctx context.Context, req *mcp.Request, next mcp.MethodHan
 	if req.Session != nil {
 		sessionID = req.Session.ID()
 	}
-	attrs := requestAttrs(req.Method, req.ID, sessionID, req.ProtocolVersion(), p)
+	attrs := c.requestAttrs(req.Method, req.ID, sessionID, req.ProtocolVersion(), p)
 	ctx, span := c.tracer.Start(ctx, spanName(req.Method, p),
 		trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 	defer span.End()
@@ -49,5 +50,18 @@ func (c *config) serve(ctx context.Context, req *mcp.Request, next mcp.MethodHan
 	}
 	attrs = o.finish(span, attrs)
 	c.serverDur.Record(ctx, time.Since(start).Seconds(), mcpconv.MethodNameAttr(req.Method), metricAttrs(attrs)...)
+	if req.Method == "initialize" && err == nil && req.Session != nil {
+		c.timeServerSession(req.Session, start)
+	}
 	return res, err
+}
+
+// timeServerSession records the session's duration in
+// mcp.server.session.duration when it ends: from the initialize request
+// that began it (a server sees no other start) to its close.
+func (c *config) timeServerSession(ss *mcp.ServerSession, start time.Time) {
+	ss.AfterClose(func() {
+		attrs := append([]attribute.KeyValue{semconv.McpProtocolVersion(ss.ProtocolVersion())}, c.attrs...)
+		c.serverLife.Record(context.Background(), time.Since(start).Seconds(), attrs...)
+	})
 }
