@@ -1,7 +1,7 @@
-// Package otlptest is a real OTLP/HTTP trace receiver on loopback for
-// tests: it decodes the protobuf ExportTraceServiceRequest that an
-// OpenTelemetry exporter sends, so a test sees the spans exactly as a
-// collector would.
+// Package otlptest is a real OTLP/HTTP receiver on loopback for tests:
+// it decodes the protobuf ExportTraceServiceRequest and
+// ExportMetricsServiceRequest that OpenTelemetry exporters send, so a
+// test sees the spans and the histograms exactly as a collector would.
 package otlptest
 
 import (
@@ -16,8 +16,10 @@ import (
 	"testing"
 	"time"
 
+	collectormetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 )
@@ -46,13 +48,29 @@ type Span struct {
 	Resource map[string]string
 }
 
-// Receiver accepts OTLP/HTTP trace exports on loopback.
+// Histogram is one data point of a histogram as the receiver decoded it.
+type Histogram struct {
+	// Name is the metric's name, Unit its unit.
+	Name, Unit string
+	// Attributes holds the point's attributes as strings, as Span's.
+	Attributes map[string]string
+	Count      uint64
+	Sum        float64
+	Bounds     []float64
+	// ExemplarTraceIDs are the trace ids (hex) of the point's exemplars.
+	ExemplarTraceIDs []string
+	// Resource holds the attributes of the metric's resource.
+	Resource map[string]string
+}
+
+// Receiver accepts OTLP/HTTP trace and metric exports on loopback.
 type Receiver struct {
 	srv *httptest.Server
 
 	mu      sync.Mutex
 	spans   []Span
-	changed chan struct{} // closed and replaced when spans are added
+	hists   []Histogram
+	changed chan struct{} // closed and replaced when anything is added
 }
 
 // NewReceiver starts a receiver that ends with the test.
@@ -64,7 +82,8 @@ func NewReceiver(t testing.TB) *Receiver {
 }
 
 // Endpoint returns the receiver's base URL, http://127.0.0.1:PORT, as
-// OTEL_EXPORTER_OTLP_ENDPOINT takes it; traces go to Endpoint()+"/v1/traces".
+// OTEL_EXPORTER_OTLP_ENDPOINT takes it; traces go to Endpoint()+"/v1/traces",
+// metrics to Endpoint()+"/v1/metrics".
 func (r *Receiver) Endpoint() string { return r.srv.URL }
 
 // Spans returns the spans received so far, in the order received.
@@ -94,9 +113,41 @@ func (r *Receiver) WaitFor(n int, bound time.Duration) ([]Span, error) {
 	}
 }
 
+// Histograms returns the histogram points received so far, in the order
+// received: each export of a cumulative histogram adds its points again.
+func (r *Receiver) Histograms() []Histogram {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Histogram(nil), r.hists...)
+}
+
+// WaitForHistogram waits until a point of the histogram name has been
+// received for which match (nil: any) is true, or bound has passed (a
+// bound on a hang), and returns the last such point.
+func (r *Receiver) WaitForHistogram(name string, match func(Histogram) bool, bound time.Duration) (Histogram, error) {
+	deadline := time.NewTimer(bound)
+	defer deadline.Stop()
+	for {
+		r.mu.Lock()
+		changed := r.changed
+		r.mu.Unlock()
+		hs := r.Histograms()
+		for i := len(hs) - 1; i >= 0; i-- {
+			if hs[i].Name == name && (match == nil || match(hs[i])) {
+				return hs[i], nil
+			}
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return Histogram{}, fmt.Errorf("otlptest: no matching %s point received after %v", name, bound)
+		}
+	}
+}
+
 func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
-	if req.Method != http.MethodPost || req.URL.Path != "/v1/traces" {
-		http.Error(w, "otlptest: only POST /v1/traces is served", http.StatusNotFound)
+	if req.Method != http.MethodPost || (req.URL.Path != "/v1/traces" && req.URL.Path != "/v1/metrics") {
+		http.Error(w, "otlptest: only POST /v1/traces and /v1/metrics are served", http.StatusNotFound)
 		return
 	}
 	if ct := req.Header.Get("Content-Type"); ct != "application/x-protobuf" {
@@ -118,15 +169,65 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "otlptest: reading the body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	var msg collectortrace.ExportTraceServiceRequest
-	if err := proto.Unmarshal(raw, &msg); err != nil {
-		http.Error(w, "otlptest: not an ExportTraceServiceRequest: "+err.Error(), http.StatusBadRequest)
-		return
+	var out []byte
+	if req.URL.Path == "/v1/metrics" {
+		var msg collectormetrics.ExportMetricsServiceRequest
+		if err := proto.Unmarshal(raw, &msg); err != nil {
+			http.Error(w, "otlptest: not an ExportMetricsServiceRequest: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.addHistograms(decodeMetrics(&msg))
+		out, _ = proto.Marshal(&collectormetrics.ExportMetricsServiceResponse{})
+	} else {
+		var msg collectortrace.ExportTraceServiceRequest
+		if err := proto.Unmarshal(raw, &msg); err != nil {
+			http.Error(w, "otlptest: not an ExportTraceServiceRequest: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.add(decode(&msg))
+		out, _ = proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
 	}
-	r.add(decode(&msg))
-	out, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	w.Write(out)
+}
+
+func (r *Receiver) addHistograms(hs []Histogram) {
+	if len(hs) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.hists = append(r.hists, hs...)
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// decodeMetrics returns the histogram points of msg; other kinds of
+// metric are left out.
+func decodeMetrics(msg *collectormetrics.ExportMetricsServiceRequest) []Histogram {
+	var out []Histogram
+	for _, rm := range msg.GetResourceMetrics() {
+		res := attributes(rm.GetResource().GetAttributes())
+		for _, sm := range rm.GetScopeMetrics() {
+			for _, m := range sm.GetMetrics() {
+				h, ok := m.GetData().(*metricspb.Metric_Histogram)
+				if !ok {
+					continue
+				}
+				for _, dp := range h.Histogram.GetDataPoints() {
+					p := Histogram{Name: m.GetName(), Unit: m.GetUnit(), Attributes: attributes(dp.GetAttributes()),
+						Count: dp.GetCount(), Sum: dp.GetSum(), Bounds: dp.GetExplicitBounds(), Resource: res}
+					for _, e := range dp.GetExemplars() {
+						if id := e.GetTraceId(); len(id) > 0 {
+							p.ExemplarTraceIDs = append(p.ExemplarTraceIDs, hex.EncodeToString(id))
+						}
+					}
+					out = append(out, p)
+				}
+			}
+		}
+	}
+	return out
 }
 
 func (r *Receiver) add(spans []Span) {
