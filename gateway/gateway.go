@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpgate/mcpgate/auth/oauthclient"
@@ -88,6 +89,11 @@ type Options struct {
 	// tracing, at no cost. The gateway's own server span is the
 	// caller's to add (otelmcp.ServerMiddleware on Server()).
 	TracerProvider trace.TracerProvider
+	// MeterProvider, when set, records the hops' durations by the MCP
+	// semantic conventions (mcp.client.operation.duration and
+	// mcp.client.session.duration, with the upstream's name). Nil means
+	// none are recorded.
+	MeterProvider metric.MeterProvider
 }
 
 // Gateway is the aggregate of the configured upstreams.
@@ -202,7 +208,7 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 	}
 	g.relays = newRelays(cmp.Or(opts.InputWindow, time.Duration(cfg.Limits.InputWindow)), opts.Server.StateTTL, g.logger)
 	g.tokenStore = opts.TokenStore
-	g.tracing = newTracing(opts.TracerProvider)
+	g.tracing = newTracing(opts.TracerProvider, opts.MeterProvider)
 	so.Middleware = append([]mcp.Middleware{g.policy, g.listMiddleware, g.subscribeMiddleware}, so.Middleware...)
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "mcpgate", Version: g.version}, &so)
 	if err := g.setupSearch(); err != nil {

@@ -174,7 +174,9 @@ func rateLimitOf(err error) (time.Duration, bool) {
 
 // noteRateLimit records the pause that err asks for, if it is a rate
 // limit (rateLimitOf), and returns it.
-func (u *upstream) noteRateLimit(err error) (time.Duration, bool) {
+// ctx is the request's (for its trace on the log line) or the
+// supervisor's.
+func (u *upstream) noteRateLimit(ctx context.Context, err error) (time.Duration, bool) {
 	wait, ok := rateLimitOf(err)
 	if !ok {
 		return 0, false
@@ -185,7 +187,7 @@ func (u *upstream) noteRateLimit(err error) (time.Duration, bool) {
 		u.limitedTill = till
 	}
 	u.mu.Unlock()
-	u.logger.Info("gateway: the upstream limits the rate of requests; holding its calls back", "for", wait.Round(time.Millisecond))
+	u.logger.InfoContext(ctx, "gateway: the upstream limits the rate of requests; holding its calls back", "for", wait.Round(time.Millisecond))
 	return wait, true
 }
 

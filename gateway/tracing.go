@@ -8,9 +8,12 @@ package gateway
 // adds what only the gateway knows: which upstream, where it is, and
 // for whom (tenant, principal), never the arguments or credentials.
 //
-// With Options.TracerProvider nil, nothing here is installed: upstream
-// clients get no middleware, and span events fall on the context's
-// no-op span.
+// With Options.TracerProvider and Options.MeterProvider nil, nothing here
+// is installed: upstream clients get no middleware, and span events fall
+// on the context's no-op span. With only a meter provider, the hops'
+// durations are recorded (mcp.client.operation.duration and
+// mcp.client.session.duration, labelled with the upstream) and no spans
+// are made.
 
 import (
 	"context"
@@ -23,8 +26,11 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -57,28 +63,40 @@ const (
 	eventResend        = "mcpgate.upstream.resend"         // the connection failed before an answer; sent again
 )
 
-// tracing is the gateway's instrumentation; nil when tracing is off.
+// tracing is the gateway's instrumentation; nil when both tracing and
+// metrics are off.
 type tracing struct {
 	tracer trace.Tracer
-	opts   *otelmcp.Options
+	opts   otelmcp.Options // the providers; no attributes
 }
 
-func newTracing(tp trace.TracerProvider) *tracing {
-	if tp == nil {
+// newTracing returns the instrumentation for the providers given, either
+// of which may be nil (no spans, or no durations), or nil when both are.
+// A nil provider is a no-op one, never the global: a program embedding
+// the gateway says what it wants recorded.
+func newTracing(tp trace.TracerProvider, mp metric.MeterProvider) *tracing {
+	if tp == nil && mp == nil {
 		return nil
 	}
-	return &tracing{tracer: tp.Tracer(tracingScope), opts: &otelmcp.Options{TracerProvider: tp}}
+	if tp == nil {
+		tp = tracenoop.NewTracerProvider()
+	}
+	if mp == nil {
+		mp = metricnoop.NewMeterProvider()
+	}
+	return &tracing{tracer: tp.Tracer(tracingScope), opts: otelmcp.Options{TracerProvider: tp, MeterProvider: mp}}
 }
 
 // clientMiddleware is what an upstream's client sends its requests
-// through: the caller's tenant and principal on the request's span, the
-// client span of the hop (otelmcp), and the upstream's name and address
-// on it.
+// through: the caller's tenant and principal on the request's span, then
+// the client span of the hop and its durations (otelmcp), labelled with
+// the upstream's name, transport and address.
 func (t *tracing) clientMiddleware(u *upstream) []mcp.ClientMiddleware {
 	if t == nil {
 		return nil
 	}
-	hop := u.hopAttrs()
+	opts := t.opts
+	opts.Attributes = u.hopAttrs()
 	return []mcp.ClientMiddleware{
 		func(next mcp.ClientHandler) mcp.ClientHandler {
 			return func(ctx context.Context, req *mcp.ClientRequest) (json.RawMessage, error) {
@@ -86,13 +104,7 @@ func (t *tracing) clientMiddleware(u *upstream) []mcp.ClientMiddleware {
 				return next(ctx, req)
 			}
 		},
-		otelmcp.ClientMiddleware(t.opts),
-		func(next mcp.ClientHandler) mcp.ClientHandler {
-			return func(ctx context.Context, req *mcp.ClientRequest) (json.RawMessage, error) {
-				trace.SpanFromContext(ctx).SetAttributes(hop...)
-				return next(ctx, req)
-			}
-		},
+		otelmcp.ClientMiddleware(&opts),
 	}
 }
 
@@ -102,7 +114,7 @@ func (t *tracing) transport(rt http.RoundTripper) http.RoundTripper {
 	if t == nil {
 		return rt
 	}
-	return otelmcp.Transport(rt, t.opts)
+	return otelmcp.Transport(rt, &t.opts)
 }
 
 // start starts an internal span of the gateway's own (a meta-tool's
@@ -149,14 +161,17 @@ func errorType(err error) string {
 	return "_OTHER"
 }
 
-// hopAttrs describe the upstream of a hop: its name, and where it is
-// (server.address and server.port of a URL; a command's name, without
-// its arguments, which may hold secrets).
+// hopAttrs describe the upstream of a hop: its name, and how and where
+// it is reached (a command's name, without its arguments, which may
+// hold secrets, over a pipe; server.address and server.port of a URL,
+// over HTTP on TCP). They label the durations too, so they are few and
+// bounded by the configuration.
 func (u *upstream) hopAttrs() []attribute.KeyValue {
 	attrs := []attribute.KeyValue{attrUpstream.String(u.cfg.Name)}
 	if u.cfg.Command != "" {
-		return append(attrs, attrCommand.String(filepath.Base(u.cfg.Command)))
+		return append(attrs, attrCommand.String(filepath.Base(u.cfg.Command)), semconv.NetworkTransportPipe)
 	}
+	attrs = append(attrs, semconv.NetworkTransportTCP, semconv.NetworkProtocolName("http"))
 	if pu, err := url.Parse(u.cfg.URL); err == nil && pu.Host != "" {
 		host, port := pu.Hostname(), pu.Port()
 		if port == "" {

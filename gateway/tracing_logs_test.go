@@ -1,8 +1,12 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +19,7 @@ import (
 	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcp/otelmcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
 // traceLogs is a slog.Handler that keeps, for each message, the trace id
@@ -51,20 +56,24 @@ func (h *traceLogs) traceOf(msg string) (string, bool) {
 }
 
 // Issue 24: the lines the gateway logs while it serves a request (a
-// resend after a dropped connection, a session's instance starting)
-// carry that request's trace.
+// resend after a dropped connection, a session's instance starting, a
+// rate limit the upstream asked for) carry that request's trace.
 func TestRequestLogLinesCarryTheRequestsTrace(t *testing.T) {
 	tests := []struct {
 		name   string
 		server func(t *testing.T) *configServer
 		tool   string
 		line   string
+		fails  bool // the call ends in an error
 	}{
 		{"a resend", func(t *testing.T) *configServer {
 			return &configServer{Name: "shop", URL: newFlaky(t).srv.URL + "/mcp", Type: "http", ServerOptions: config.ServerOptions{HealthInterval: config.Duration(time.Hour)}}
-		}, "shop_lookup", "gateway: the connection failed before an answer; sending the request again"},
+		}, "shop_lookup", "gateway: the connection failed before an answer; sending the request again", false},
 		{"a session's instance", func(*testing.T) *configServer { return notesServer(config.InstancesSession) },
-			"notes_where", "gateway: starting an instance for a client session"},
+			"notes_where", "gateway: starting an instance for a client session", false},
+		{"a rate limit", func(t *testing.T) *configServer {
+			return &configServer{Name: "busy", URL: newBusy(t) + "/mcp", Type: "http", ServerOptions: config.ServerOptions{HealthInterval: config.Duration(time.Hour)}}
+		}, "busy_echo", "gateway: the upstream limits the rate of requests; holding its calls back", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,7 +87,9 @@ func TestRequestLogLinesCarryTheRequestsTrace(t *testing.T) {
 			g.Server().AddMiddleware(otelmcp.ServerMiddleware(&otelmcp.Options{TracerProvider: tp}))
 			waitState(t, g, StateReady, StateIdle)
 			cs := connectTo(t, g.Server(), &mcp.ClientOptions{ProtocolVersion: "2025-11-25"})
-			callText(t, cs, tt.tool, nil)
+			if _, err := cs.CallTool(context.Background(), tt.tool, map[string]string{"text": "x"}); (err != nil) != tt.fails {
+				t.Fatalf("call: %v, want an error: %v", err, tt.fails)
+			}
 
 			var want string
 			for _, sp := range rec.Ended() {
@@ -97,4 +108,30 @@ func TestRequestLogLinesCarryTheRequestsTrace(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newBusy serves testUpstream("busy") over HTTP, answering every
+// tools/call with 429 and a Retry-After of a minute; it returns the
+// server's URL.
+func newBusy(t *testing.T) string {
+	h := mcphttp.NewHandler(testUpstream("busy"), nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(`"tools/call"`)) {
+				w.Header().Set("Retry-After", "60")
+				http.Error(w, "slow down", http.StatusTooManyRequests)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		h.Shutdown(ctx)
+		srv.Close()
+	})
+	return srv.URL
 }

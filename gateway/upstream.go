@@ -417,7 +417,7 @@ func (u *upstream) run(ctx context.Context) {
 		probeClosed = false
 		if err != nil {
 			wait := backoff + time.Duration(rand.Int64N(int64(backoff/2)+1))
-			if limit, ok := u.noteRateLimit(err); ok {
+			if limit, ok := u.noteRateLimit(ctx, err); ok {
 				wait = max(wait, limit) // as it asked
 			}
 			u.mu.Lock()
@@ -648,7 +648,7 @@ func (u *upstream) serve(ctx context.Context, cs *mcp.ClientSession) (idle bool,
 			pctx, cancel := context.WithTimeout(ctx, min(u.timeout(), 5*time.Second))
 			perr := cs.Ping(pctx)
 			cancel()
-			if _, limited := u.noteRateLimit(perr); perr != nil && !limited {
+			if _, limited := u.noteRateLimit(ctx, perr); perr != nil && !limited {
 				u.logger.Warn("gateway: a call could not reach the upstream, nor could a probe; taking it down until it answers again", "call", err, "probe", perr)
 				cs.Close()
 				u.setDown(fmt.Errorf("a call failed (%v) and so did a probe: %w", err, perr))
@@ -669,7 +669,7 @@ func (u *upstream) serve(ctx context.Context, cs *mcp.ClientSession) (idle bool,
 			pctx, cancel := context.WithTimeout(ctx, u.timeout())
 			err := cs.Ping(pctx)
 			cancel()
-			if _, limited := u.noteRateLimit(err); limited {
+			if _, limited := u.noteRateLimit(ctx, err); limited {
 				err = nil // it answered, asking for less
 			}
 			u.mu.Lock()

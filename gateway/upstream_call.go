@@ -98,7 +98,7 @@ func (u *upstream) callError(ctx context.Context, cs *mcp.ClientSession, resend 
 	case errors.As(err, &re) && !re.NotSent && !resend:
 		return errMaybeSent(u.cfg.Name, re)
 	}
-	if wait, ok := u.noteRateLimit(err); ok {
+	if wait, ok := u.noteRateLimit(ctx, err); ok {
 		return errUpstreamRateLimited(u.cfg.Name, wait)
 	}
 	return upstreamError(ctx, u.cfg.Name, err)

@@ -93,12 +93,16 @@ func serveGateway(ctx context.Context, f serveFlags) error {
 		reg = prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		opts.Metrics = reg
-		stopMetrics, err := startMetrics(ctx, gateway.ReplicaRegisterer(reg, f.shared), os.Getenv)
-		if err != nil {
-			return err
-		}
-		defer stopMetrics()
 	}
+	var promReg prometheus.Registerer
+	if reg != nil {
+		promReg = gateway.ReplicaRegisterer(reg, f.shared)
+	}
+	stopMetrics, err := startMetrics(ctx, promReg, os.Getenv, slog.Default())
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	statePath := cfg.State.DB
 	if statePath == "" {
 		if statePath, err = pins.DefaultPath(); err != nil {
@@ -118,11 +122,14 @@ func serveGateway(ctx context.Context, f serveFlags) error {
 	if tp := tracerProvider(); tp != nil {
 		opts.TracerProvider = tp
 	}
+	if mp := meterProvider(); mp != nil {
+		opts.MeterProvider = mp
+	}
 	g, err := gateway.New(cfg, opts)
 	if err != nil {
 		return err
 	}
-	serverTracing(g.Server())
+	serverTracing(g.Server(), f.stdio)
 	if reg != nil {
 		ln, err := net.Listen("tcp", f.metricsAddr)
 		if err != nil {

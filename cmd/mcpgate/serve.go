@@ -175,8 +175,13 @@ func serve(ctx context.Context, f serveFlags) error {
 		return err
 	}
 	defer store.Close()
+	stopMetrics, err := startMetrics(ctx, nil, os.Getenv, slog.Default())
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	s := newServer(store)
-	serverTracing(s)
+	serverTracing(s, f.stdio)
 
 	if f.stdio {
 		// One client over a pipe: there is nothing to share with

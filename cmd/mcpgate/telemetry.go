@@ -17,6 +17,9 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
@@ -40,28 +43,65 @@ const (
 	protoGRPC = "grpc"
 )
 
-// telemetryPlan is what the environment asks for: no tracing at all
-// (exporter empty), or an SDK exporting with the protocol exporter to
-// endpoint.
+// telemetryPlan is what the environment asks for, for one signal
+// (traces or metrics): no OTLP exporter (exporter empty), or one with
+// the protocol exporter to endpoint.
 type telemetryPlan struct {
 	exporter string // protoHTTP, protoGRPC, or "" for none
 	endpoint string // for the log line; the exporter reads its own
 	why      string // why there is no exporter, for a debug line
+	off      bool   // switched off altogether: OTEL_SDK_DISABLED, or none
 }
 
-// planTelemetry reads the switches of the standard environment that
-// decide whether an SDK runs, and with which exporter. The rest (the
-// endpoint's details, headers, TLS, timeouts, the sampler, the batch
-// sizes, the resource) the SDK and the exporters read themselves.
+// planTelemetry is planOTLP for traces.
 func planTelemetry(getenv func(string) string) (telemetryPlan, error) {
+	return planOTLP(getenv, "TRACES")
+}
+
+// planOTLP reads the switches of the standard environment that decide
+// whether a signal ("TRACES" or "METRICS") is exported over OTLP, and
+// with which protocol. OTEL_<SIGNAL>_EXPORTER may say otlp or none (and,
+// for metrics, prometheus: the /metrics of --metrics-addr); left unset,
+// a signal is exported when an OTLP endpoint is set, so that the
+// process sends nothing anywhere it was not told to. The rest (the
+// endpoint's details, headers, TLS, timeouts, the sampler, the batch
+// sizes and intervals, the resource) the SDK and the exporters read
+// themselves.
+func planOTLP(getenv func(string) string, signal string) (telemetryPlan, error) {
 	if v := strings.TrimSpace(getenv("OTEL_SDK_DISABLED")); strings.EqualFold(v, "true") {
-		return telemetryPlan{why: "OTEL_SDK_DISABLED=true"}, nil
+		return telemetryPlan{why: "OTEL_SDK_DISABLED=true", off: true}, nil
 	}
-	endpoint := cmpOr(getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), getenv("OTEL_EXPORTER_OTLP_ENDPOINT"))
+	exporters := "OTEL_" + signal + "_EXPORTER"
+	asked, named := false, false // otlp named; any exporter named
+	for _, e := range strings.Split(getenv(exporters), ",") {
+		e = strings.ToLower(strings.TrimSpace(e))
+		named = named || e != ""
+		switch {
+		case e == "":
+		case e == "none":
+			return telemetryPlan{why: exporters + "=none", off: true}, nil
+		case e == "otlp":
+			asked = true
+		case e == "prometheus" && signal == "METRICS":
+		default:
+			also := ""
+			if signal == "METRICS" {
+				also = ", prometheus (with --metrics-addr)"
+			}
+			return telemetryPlan{}, fmt.Errorf("%s=%s: mcpgate exports with otlp%s or none (stdout is the MCP channel over stdio, so there is no console exporter)", exporters, e, also)
+		}
+	}
+	if named && !asked {
+		return telemetryPlan{why: exporters + " names no otlp"}, nil
+	}
+	endpoint := cmpOr(getenv("OTEL_EXPORTER_OTLP_"+signal+"_ENDPOINT"), getenv("OTEL_EXPORTER_OTLP_ENDPOINT"))
 	if endpoint == "" {
-		return telemetryPlan{why: "no OTEL_EXPORTER_OTLP_ENDPOINT"}, nil
+		if !asked {
+			return telemetryPlan{why: "no OTEL_EXPORTER_OTLP_ENDPOINT"}, nil
+		}
+		// Asked for by name: to the exporter's default endpoint.
 	}
-	proto, from := getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"), "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+	proto, from := getenv("OTEL_EXPORTER_OTLP_"+signal+"_PROTOCOL"), "OTEL_EXPORTER_OTLP_"+signal+"_PROTOCOL"
 	if proto == "" {
 		proto, from = getenv("OTEL_EXPORTER_OTLP_PROTOCOL"), "OTEL_EXPORTER_OTLP_PROTOCOL"
 	}
@@ -127,7 +167,7 @@ func startTelemetry(ctx context.Context, getenv func(string) string, log *slog.L
 	}
 	// The headers (OTEL_EXPORTER_OTLP_HEADERS) often hold an API key:
 	// they are never logged, nor is the endpoint's user information.
-	log.Info("mcpgate: exporting traces", "protocol", plan.exporter, "endpoint", redactURL(plan.endpoint))
+	log.Info("mcpgate: exporting traces", "protocol", plan.exporter, "endpoint", plan.loggedEndpoint())
 	// The sampler comes from OTEL_TRACES_SAMPLER(_ARG), read by the SDK
 	// when no WithSampler is given; the batch from OTEL_BSP_*.
 	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res)), nil
@@ -142,6 +182,14 @@ func telemetryResource(ctx context.Context) (*resource.Resource, error) {
 		resource.WithAttributes(semconv.ServiceName("mcpgate"), semconv.ServiceVersion(buildVersion())),
 		resource.WithFromEnv(),
 	)
+}
+
+// loggedEndpoint is the endpoint for a log line: no credentials.
+func (p telemetryPlan) loggedEndpoint() string {
+	if p.endpoint == "" {
+		return "the exporter's default"
+	}
+	return redactURL(p.endpoint)
 }
 
 // redactURL keeps a URL's scheme, host and path: user information and
@@ -187,36 +235,64 @@ func tracerProvider() *sdktrace.TracerProvider {
 }
 
 // startMetrics installs, as the global meter provider, an OpenTelemetry
-// SDK whose Prometheus exporter registers on reg, the registry the
-// gateway's /metrics serves: the MCP semantic conventions' histograms
-// (mcp_server_operation_duration_seconds, and per upstream hop
-// mcp_client_operation_duration_seconds when tracing is on) then appear
-// beside the mcpgate_* series. Exemplars carry the trace id of sampled
-// requests (the SDK's default filter, trace_based, or
-// OTEL_METRICS_EXEMPLAR_FILTER). Without a registry (no --metrics-addr)
-// or with OTEL_SDK_DISABLED=true it installs nothing, so the histograms
+// SDK with the readers the setting and the environment ask for:
+//   - with reg (the registry the gateway's /metrics serves, from
+//     --metrics-addr), the Prometheus exporter, so that the MCP semantic
+//     conventions' histograms (mcp_server_operation_duration_seconds,
+//     and per upstream hop mcp_client_operation_duration_seconds)
+//     appear beside the mcpgate_* series, with exemplars carrying the
+//     trace ids of sampled requests for OpenMetrics scrapers (the SDK's
+//     default filter, trace_based, or OTEL_METRICS_EXEMPLAR_FILTER);
+//   - with an OTLP endpoint (see planOTLP), a periodic OTLP export
+//     (every OTEL_METRIC_EXPORT_INTERVAL, 60 s by default).
+//
+// With neither, or with OTEL_SDK_DISABLED=true or
+// OTEL_METRICS_EXPORTER=none, it installs nothing, so the histograms
 // stay on the API's no-op provider and serverTracing leaves the
-// middleware out. Call stop on the way out.
-func startMetrics(ctx context.Context, reg prometheus.Registerer, getenv func(string) string) (stop func(), err error) {
-	if reg == nil || strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
-		return func() {}, nil
-	}
-	exp, err := otelprom.New(otelprom.WithRegisterer(reg))
+// middleware out. Call stop on the way out: it sends the last export.
+func startMetrics(ctx context.Context, reg prometheus.Registerer, getenv func(string) string, log *slog.Logger) (stop func(), err error) {
+	plan, err := planOTLP(getenv, "METRICS")
 	if err != nil {
-		return nil, fmt.Errorf("OpenTelemetry: the Prometheus exporter: %w", err)
+		return nil, err
+	}
+	var readers []sdkmetric.Option
+	if reg != nil && !plan.off {
+		exp, err := otelprom.New(otelprom.WithRegisterer(reg))
+		if err != nil {
+			return nil, fmt.Errorf("OpenTelemetry: the Prometheus exporter: %w", err)
+		}
+		readers = append(readers, sdkmetric.WithReader(exp))
+	}
+	if plan.exporter != "" {
+		var exp sdkmetric.Exporter
+		if plan.exporter == protoGRPC {
+			exp, err = otlpmetricgrpc.New(ctx)
+		} else {
+			exp, err = otlpmetrichttp.New(ctx)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("OpenTelemetry: the OTLP %s metric exporter: %w", plan.exporter, err)
+		}
+		log.Info("mcpgate: exporting metrics", "protocol", plan.exporter, "endpoint", plan.loggedEndpoint())
+		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
+	}
+	if len(readers) == 0 {
+		return func() {}, nil
 	}
 	res, err := telemetryResource(ctx)
 	if err != nil {
-		slog.Warn("mcpgate: OTEL_RESOURCE_ATTRIBUTES", "error", err)
+		log.Warn("mcpgate: OTEL_RESOURCE_ATTRIBUTES", "error", err)
 	}
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(res))
+	mp := sdkmetric.NewMeterProvider(append(readers, sdkmetric.WithResource(res))...)
 	otel.SetMeterProvider(mp)
 	return func() {
-		// A pull exporter has nothing to flush; shutting down only
-		// releases the SDK, so a short bound is plenty.
+		// The periodic reader's last export; a collector that is down
+		// cannot hold the process longer than this.
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
 		defer cancel()
-		mp.Shutdown(sctx)
+		if err := mp.Shutdown(sctx); err != nil {
+			log.Warn("mcpgate: flushing metrics", "error", err)
+		}
 	}, nil
 }
 
@@ -228,12 +304,18 @@ func meterProvider() *sdkmetric.MeterProvider {
 }
 
 // serverTracing gives s a server span per request (outermost, so that
-// the request's own log lines carry its trace) and its duration in the
-// OpenTelemetry metrics, when tracing or those metrics are on.
-func serverTracing(s *mcp.Server) {
-	if tracerProvider() != nil || meterProvider() != nil {
-		s.AddMiddleware(otelmcp.ServerMiddleware(nil))
+// the request's own log lines carry its trace) and its duration, and
+// each session's, in the OpenTelemetry metrics, when tracing or those
+// metrics are on; stdio says which transport the spans name.
+func serverTracing(s *mcp.Server, stdio bool) {
+	if tracerProvider() == nil && meterProvider() == nil {
+		return
 	}
+	attrs := []attribute.KeyValue{semconv.NetworkTransportTCP, semconv.NetworkProtocolName("http")}
+	if stdio {
+		attrs = []attribute.KeyValue{semconv.NetworkTransportPipe}
+	}
+	s.AddMiddleware(otelmcp.ServerMiddleware(&otelmcp.Options{Attributes: attrs}))
 }
 
 // httpTracing has h continue the trace of a caller's W3C headers, when

@@ -69,9 +69,9 @@ func TestOneTraceFromTheCLIThroughTheGatewayToEachUpstream(t *testing.T) {
 		upstreamSvc    string
 	}{
 		{tool: "local_create_task", upstream: "local", upstreamSvc: "stdio-upstream",
-			hopAttrs: map[string]string{"mcpgate.upstream": "local", "mcpgate.upstream.command": filepath.Base(binary)}},
+			hopAttrs: map[string]string{"mcpgate.upstream": "local", "mcpgate.upstream.command": filepath.Base(binary), "network.transport": "pipe"}},
 		{tool: "remote_create_task", upstream: "remote", upstreamSvc: "http-upstream",
-			hopAttrs: map[string]string{"mcpgate.upstream": "remote", "server.address": "127.0.0.1", "server.port": ru.Port()}},
+			hopAttrs: map[string]string{"mcpgate.upstream": "remote", "server.address": "127.0.0.1", "server.port": ru.Port(), "network.transport": "tcp", "network.protocol.name": "http"}},
 	}
 	// The gateway over HTTP (the process above), and over stdio, started
 	// by the CLI: no headers anywhere on that path.
@@ -105,7 +105,7 @@ func TestOneTraceFromTheCLIThroughTheGatewayToEachUpstream(t *testing.T) {
 					{service: cliService, kind: "client", name: "tools/call " + tt.tool,
 						attrs: map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": tt.tool}},
 					{service: g.service, kind: "server", name: "tools/call " + tt.tool,
-						attrs: map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": tt.tool}},
+						attrs: map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": tt.tool, "network.transport": map[string]string{"http": "tcp", "stdio": "pipe"}[g.name]}},
 					{service: g.service, kind: "client", name: "tools/call create_task", attrs: tt.hopAttrs},
 					{service: tt.upstreamSvc, kind: "server", name: "tools/call create_task",
 						attrs: map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "create_task"}},

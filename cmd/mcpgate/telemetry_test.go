@@ -33,6 +33,10 @@ func TestTheEnvironmentChoosesTheExporter(t *testing.T) {
 		{name: "disabled in capitals", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_SDK_DISABLED": "TRUE"}},
 		{name: "disabled=false exports", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_SDK_DISABLED": "false"}, want: protoHTTP},
 		{name: "http/json is refused with a reason", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, wantErr: "OTEL_EXPORTER_OTLP_PROTOCOL=http/json: the Go OpenTelemetry SDK has no OTLP/JSON exporter"},
+		{name: "traces exporter none wins over an endpoint", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_TRACES_EXPORTER": "none"}},
+		{name: "otlp named without an endpoint: the default", env: map[string]string{"OTEL_TRACES_EXPORTER": "otlp"}, want: protoHTTP},
+		{name: "an exporter mcpgate has not is refused", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_TRACES_EXPORTER": "zipkin"}, wantErr: "OTEL_TRACES_EXPORTER=zipkin: mcpgate exports with otlp or none"},
+		{name: "prometheus is not a traces exporter", env: map[string]string{"OTEL_TRACES_EXPORTER": "prometheus"}, wantErr: "OTEL_TRACES_EXPORTER=prometheus"},
 		{name: "an unknown traces protocol names its variable", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "udp"}, wantErr: `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL="udp": use http/protobuf or grpc`},
 	}
 	for _, tt := range tests {
