@@ -6,7 +6,7 @@
 #
 #   make bench                       # N=5000 REPS=3
 #   N=2000 REPS=1 make bench         # a quick run
-#   ONLY="mcpgate go-sdk" make bench # a subset of: mcpgate baseline go-sdk mcp-go ts limit gateway
+#   ONLY="mcpgate go-sdk" make bench # a subset of: mcpgate baseline go-sdk mcp-go ts limit gateway gateway-traced
 #   BASELINE=HEAD~3 make bench       # also mcpgate at HEAD~3, as the server "baseline"
 #   bench/.work/bin/driver -report bench/.work/results/T   # the tables of run T again
 set -euo pipefail
@@ -55,6 +55,6 @@ if command -v npm >/dev/null && command -v node >/dev/null; then
 	fi
 elif [ -z "${ONLY:-}" ]; then
 	echo "bench: no node/npm, leaving out the TypeScript server"
-	export ONLY="mcpgate go-sdk mcp-go limit gateway${BASELINE:+ baseline}"
+	export ONLY="mcpgate go-sdk mcp-go limit gateway gateway-traced${BASELINE:+ baseline}"
 fi
 exec .work/bin/driver -work .work ${baseline[@]+"${baseline[@]}"}

@@ -3,6 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,10 +32,48 @@ import (
 const gwTool = "echo_echo"
 
 // A gatewayBuild is the mcpgate whose gateway hop a round of phases
-// measures: key is its records' server, suffix that of its binaries.
-type gatewayBuild struct{ key, label, suffix string }
+// measures: key is its records' server, suffix that of its binaries,
+// env more environment for the gateway.
+type gatewayBuild struct {
+	key, label, suffix string
+	env                []string
+}
 
-const gatewayBaseline = "gateway-baseline"
+const (
+	gatewayBaseline = "gateway-baseline"
+	// gatewayTraced is this mcpgate with OpenTelemetry on, sampling
+	// every request, exporting traces and metrics over OTLP/HTTP to a
+	// sink in the driver: what tracing adds per call.
+	gatewayTraced = "gateway-traced"
+)
+
+// tracedEnv is the environment of the traced gateway: every request
+// sampled (a sampler of 1.0), spans and metrics sent to endpoint.
+func tracedEnv(endpoint string) []string {
+	return []string{
+		"OTEL_EXPORTER_OTLP_ENDPOINT=" + endpoint,
+		"OTEL_TRACES_SAMPLER=always_on",
+		"OTEL_SERVICE_NAME=mcpgate-bench",
+	}
+}
+
+// otlpSink accepts OTLP/HTTP exports and discards them, answering each
+// with an empty export response (an empty protobuf message has no
+// bytes), so that the traced gateway exports as it would to a
+// collector. It returns the sink's base URL and how to stop it.
+func otlpSink() (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, io.LimitReader(r.Body, 64<<20))
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.WriteHeader(http.StatusOK)
+	})}
+	go srv.Serve(ln)
+	return "http://" + ln.Addr().String(), func() { srv.Close() }, nil
+}
 
 func (r *run) gatewayPhases(work string, gb gatewayBuild) {
 	bin := func(name string) string { return filepath.Join(work, "bin", name) }
@@ -72,12 +113,12 @@ func (r *run) gatewayPhases(work string, gb gatewayBuild) {
 	stdioCfg := writeConfig("stdio.json", map[string]any{"command": echo})
 	rec = base
 	rec.Phase = "gw_http_via_stdio"
-	r.viaHTTP(&rec, gwArgs(stdioCfg), n, gwTool)
+	r.viaHTTP(&rec, gwArgs(stdioCfg), gb.env, n, gwTool)
 	r.emit(rec)
 
 	rec = base
 	rec.Phase = "gw_stdio_via_stdio"
-	if c, err := openStdio("gateway"+gb.suffix, append(gwArgs(stdioCfg), "--stdio"), nil, r.logf); err != nil {
+	if c, err := openStdio("gateway"+gb.suffix, append(gwArgs(stdioCfg), "--stdio"), gb.env, r.logf); err != nil {
 		rec.Failed = err.Error()
 	} else {
 		if err := waitToolStdio(c, gwTool); err != nil {
@@ -116,16 +157,16 @@ func (r *run) gatewayPhases(work string, gb gatewayBuild) {
 
 	rec = base
 	rec.Phase = "gw_http_via_http"
-	r.viaHTTP(&rec, gwArgs(writeConfig("http.json", map[string]any{"url": t.url})), n, gwTool)
+	r.viaHTTP(&rec, gwArgs(writeConfig("http.json", map[string]any{"url": t.url})), gb.env, n, gwTool)
 	r.emit(rec)
-	if gb.suffix != "" {
+	if gb.suffix != "" || gb.env != nil {
 		return
 	}
 
 	rec = base
 	rec.Phase = "gw_http_via_limit"
 	rec.Label = "limitproxy (no MCP work)"
-	r.viaHTTP(&rec, []string{bin("limitproxy"), "-upstream", t.url}, n, "echo")
+	r.viaHTTP(&rec, []string{bin("limitproxy"), "-upstream", t.url}, nil, n, "echo")
 	r.emit(rec)
 }
 
@@ -140,8 +181,8 @@ func (r *run) stdioSeq(rec *record, c *stdioConn, tool string, n int) {
 }
 
 // viaHTTP starts the gateway (or the limit proxy) on a free port and runs
-// the calls of tool through it.
-func (r *run) viaHTTP(rec *record, argv []string, n int, tool string) {
+// the calls of tool through it; env is more environment for it.
+func (r *run) viaHTTP(rec *record, argv, env []string, n int, tool string) {
 	port, err := freePort()
 	if err != nil {
 		rec.Failed = err.Error()
@@ -152,7 +193,7 @@ func (r *run) viaHTTP(rec *record, argv []string, n int, tool string) {
 	if filepath.Base(argv[0]) == "limitproxy" {
 		flag = "-http"
 	}
-	p, err := spawn(filepath.Base(argv[0]), append(argv, flag, addr), nil, false, false, r.logf)
+	p, err := spawn(filepath.Base(argv[0]), append(argv, flag, addr), env, false, false, r.logf)
 	if err != nil {
 		rec.Failed = err.Error()
 		return

@@ -10,7 +10,7 @@
 //	driver -report bench/.work/results/T     print the tables of an earlier run again
 //
 // Environment: N (requests per echo phase), REPS, ONLY (server keys:
-// mcpgate baseline go-sdk mcp-go ts limit gateway), STARTS (start-ups per server
+// mcpgate baseline go-sdk mcp-go ts limit gateway gateway-traced), STARTS (start-ups per server
 // and repetition), SESSIONS (idle sessions), SESSION_REPS (in how many
 // repetitions to open them, 1), TOOLS (tools for tools/list), TOOLS_N
 // (tools/list calls), GW_N (calls per gateway phase), GW_LOG (the
@@ -340,6 +340,14 @@ func main() {
 			r.gatewayPhases(workAbs, gatewayBuild{key: "gateway", label: "mcpgate serve --config"})
 			if ver.baseline != "" && r.set.want("baseline") {
 				r.gatewayPhases(workAbs, gatewayBuild{key: gatewayBaseline, label: "mcpgate " + ver.baseline + " serve --config", suffix: "-baseline"})
+			}
+		}
+		if r.set.want(gatewayTraced) {
+			if sink, stop, err := otlpSink(); err != nil {
+				r.emit(record{Server: gatewayTraced, Phase: "gw_http_via_stdio", Failed: err.Error()})
+			} else {
+				r.gatewayPhases(workAbs, gatewayBuild{key: gatewayTraced, label: "mcpgate serve --config, traced", env: tracedEnv(sink)})
+				stop()
 			}
 		}
 	}

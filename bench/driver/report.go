@@ -269,7 +269,7 @@ func gatewayTable(recs []record) string {
 	any := false
 	b.WriteString("| path | direct p50 ms | direct p99 ms | via gateway p50 ms | via gateway p99 ms | added p50 ms | added p99 ms | via gateway req/s | gateway CPU µs/call |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, row := range rows {
-		for _, server := range []string{"gateway", gatewayBaseline} {
+		for _, server := range []string{"gateway", gatewayTraced, gatewayBaseline} {
 			d, v := gatewayCell(recs, server, row.direct), gatewayCell(recs, server, row.via)
 			// A path without its via phase is shown only when the
 			// direct phase failed first (the baseline has no limitproxy).
@@ -278,8 +278,11 @@ func gatewayTable(recs []record) string {
 			}
 			any = true
 			name := row.name
-			if server == gatewayBaseline {
+			switch server {
+			case gatewayBaseline:
 				name += ", baseline " + baseline
+			case gatewayTraced:
+				name += ", traced (sampler 1.0, OTLP)"
 			}
 			b.WriteString(gatewayRow(name, d, v))
 		}
