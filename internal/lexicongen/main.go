@@ -11,7 +11,9 @@
 // same input gives byte-identical output with the same Go release (its
 // compress/flate makes the bytes): every list is sorted or kept in
 // WordNet's own order, and the gzip header carries no name or time. The
-// output's first lines name the input files and their SHA-256.
+// output's first lines are WordNet's licence, as data.noun's header has
+// it (so that the notice travels with every copy, in every binary), and
+// the input files' SHA-256.
 //
 // What it keeps, for each lemma that is one word of lower-case letters
 // and digits (a multi-word lemma such as "jot_down" is dropped: a ranker
@@ -102,7 +104,8 @@ func generate(dict string, w io.Writer) error {
 		}
 	}
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "# toolsearch/lexicon data, written by internal/lexicongen from WordNet 3.0 (see WORDNET-LICENSE).\n%s", sums)
+	fmt.Fprintf(bw, "# toolsearch/lexicon data, written by internal/lexicongen from WordNet 3.0.\n%s", db.licence)
+	fmt.Fprintf(bw, "%s", sums)
 	fmt.Fprintf(bw, "# word\tparts of speech\texceptions\tsynonyms\tderivations\thypernyms\n")
 	words := make([]string, 0, len(db.lemmas))
 	for word := range db.lemmas {
@@ -121,6 +124,7 @@ func generate(dict string, w io.Writer) error {
 type database struct {
 	synsets map[string]*synset // by part of speech and offset, "n00001740"
 	lemmas  map[string]*lemma
+	licence string // the header of the first file read, as # lines
 }
 
 type synset struct {
@@ -161,10 +165,19 @@ func (db *database) read(dict, name, pos string, sums io.Writer, parse func(pos 
 		return err
 	}
 	fmt.Fprintf(sums, "# %s sha256 %x\n", name, sha256.Sum256(data))
+	header := db.licence == ""
 	for i, line := range strings.Split(string(data), "\n") {
-		if line == "" || line[0] == ' ' {
+		if line == "" {
 			continue
 		}
+		if line[0] == ' ' {
+			if header { // "  1 This software and database is ...  "
+				_, text, _ := strings.Cut(strings.TrimSpace(line), " ")
+				db.licence += strings.TrimRight("# "+strings.TrimSpace(text), " ") + "\n"
+			}
+			continue
+		}
+		header = false
 		if err := parse(pos, strings.Fields(line)); err != nil {
 			return fmt.Errorf("%s:%d: %w", name, i+1, err)
 		}
