@@ -94,6 +94,12 @@ type Options struct {
 	// mcp.client.session.duration, with the upstream's name). Nil means
 	// none are recorded.
 	MeterProvider metric.MeterProvider
+	// TraceArguments records each hop's tool-call arguments on its span
+	// (gen_ai.tool.call.arguments), sanitized as the request log and the
+	// audit log sanitize them ([SanitizeArguments]). Off by default:
+	// arguments may hold personal data that the redaction rules do not
+	// recognise.
+	TraceArguments bool
 }
 
 // Gateway is the aggregate of the configured upstreams.
@@ -208,7 +214,7 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 	}
 	g.relays = newRelays(cmp.Or(opts.InputWindow, time.Duration(cfg.Limits.InputWindow)), opts.Server.StateTTL, g.logger)
 	g.tokenStore = opts.TokenStore
-	g.tracing = newTracing(opts.TracerProvider, opts.MeterProvider)
+	g.tracing = newTracing(opts.TracerProvider, opts.MeterProvider, opts.TraceArguments)
 	so.Middleware = append([]mcp.Middleware{g.policy, g.listMiddleware, g.subscribeMiddleware}, so.Middleware...)
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "mcpgate", Version: g.version}, &so)
 	if err := g.setupSearch(); err != nil {

@@ -26,6 +26,19 @@ func outcome(res any, err error) []slog.Attr {
 	return []slog.Attr{slog.String("outcome", "ok")}
 }
 
+// SanitizeArguments returns a tool call's arguments as the gateway's
+// logs and audit log show them (see sanitize), as JSON text: what a
+// trace may record of them when an operator opts in
+// (otelmcp.Options.RecordArguments, Options.TraceArguments). tool is
+// not used: the rules are the same for every tool.
+func SanitizeArguments(tool string, raw json.RawMessage) string {
+	b, err := json.Marshal(sanitize(raw))
+	if err != nil {
+		return fmt.Sprintf("[unencodable, %d bytes]", len(raw))
+	}
+	return string(b)
+}
+
 // sanitize returns arguments fit for a log or an audit row: secrets
 // redacted by name and by shape (internal/redact), then cut down
 // (strings at 200 bytes, nesting at depth 4, lists at 20 items).

@@ -74,7 +74,8 @@ type tracing struct {
 // of which may be nil (no spans, or no durations), or nil when both are.
 // A nil provider is a no-op one, never the global: a program embedding
 // the gateway says what it wants recorded.
-func newTracing(tp trace.TracerProvider, mp metric.MeterProvider) *tracing {
+// With args, hops record their tools' arguments, sanitized.
+func newTracing(tp trace.TracerProvider, mp metric.MeterProvider, args bool) *tracing {
 	if tp == nil && mp == nil {
 		return nil
 	}
@@ -84,7 +85,11 @@ func newTracing(tp trace.TracerProvider, mp metric.MeterProvider) *tracing {
 	if mp == nil {
 		mp = metricnoop.NewMeterProvider()
 	}
-	return &tracing{tracer: tp.Tracer(tracingScope), opts: otelmcp.Options{TracerProvider: tp, MeterProvider: mp}}
+	t := &tracing{tracer: tp.Tracer(tracingScope), opts: otelmcp.Options{TracerProvider: tp, MeterProvider: mp}}
+	if args {
+		t.opts.RecordArguments = SanitizeArguments
+	}
+	return t
 }
 
 // clientMiddleware is what an upstream's client sends its requests

@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -173,6 +175,52 @@ func TestTheGatewaysRefusalsAreEventsOnTheRequestsSpan(t *testing.T) {
 			ev := ended[0].Events()[0]
 			if !slices.Contains(ev.Attributes, attrUpstream.String("alpha")) {
 				t.Errorf("event %s attributes %v lack the upstream", ev.Name, ev.Attributes)
+			}
+		})
+	}
+}
+
+// TestTraceArgumentsRecordsSanitizedArgumentsOnTheHop: with
+// TraceArguments the hop's span records the call's arguments as the
+// request log shows them, a secret redacted; without it, none.
+func TestTraceArgumentsRecordsSanitizedArgumentsOnTheHop(t *testing.T) {
+	const secret = "sk-live-4eC39HqLyjWDarjtT1zdp7dc"
+	for _, on := range []bool{false, true} {
+		t.Run(fmt.Sprint("TraceArguments=", on), func(t *testing.T) {
+			rec := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+			t.Cleanup(func() { tp.Shutdown(context.Background()) })
+			s := stdioServer("alpha")
+			cfg := &config.Config{Servers: map[string]*config.Server{s.Name: s}}
+			g := runConfigured(t, cfg, &Options{Logger: (&logBuffer{}).logger(), TracerProvider: tp, TraceArguments: on})
+			waitState(t, g, StateReady, StateIdle)
+			cs := connectTo(t, g.Server(), &mcp.ClientOptions{ProtocolVersion: "2025-11-25"})
+			if _, err := cs.CallTool(context.Background(), "alpha_echo", map[string]string{"text": "hello", "apiToken": secret}); err != nil {
+				t.Fatal(err)
+			}
+			var hop sdktrace.ReadOnlySpan
+			for _, sp := range rec.Ended() {
+				if sp.SpanKind() == trace.SpanKindClient && sp.Name() == "tools/call echo" {
+					hop = sp
+				}
+			}
+			if hop == nil {
+				t.Fatal("no client span of the hop")
+			}
+			var args string
+			for _, kv := range hop.Attributes() {
+				if kv.Key == "gen_ai.tool.call.arguments" {
+					args = kv.Value.AsString()
+				}
+			}
+			switch {
+			case !on && args != "":
+				t.Errorf("arguments recorded without the opt-in: %s", args)
+			case on && (!strings.Contains(args, `"text":"hello"`) || !strings.Contains(args, "[redacted]")):
+				t.Errorf("arguments %q: want the text and the token redacted", args)
+			}
+			if strings.Contains(args, secret) {
+				t.Errorf("the secret is on the span: %s", args)
 			}
 		})
 	}

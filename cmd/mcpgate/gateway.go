@@ -125,11 +125,12 @@ func serveGateway(ctx context.Context, f serveFlags) error {
 	if mp := meterProvider(); mp != nil {
 		opts.MeterProvider = mp
 	}
+	opts.TraceArguments = f.traceArguments
 	g, err := gateway.New(cfg, opts)
 	if err != nil {
 		return err
 	}
-	serverTracing(g.Server(), f.stdio)
+	serverTracing(g.Server(), f.stdio, f.traceArguments)
 	if reg != nil {
 		ln, err := net.Listen("tcp", f.metricsAddr)
 		if err != nil {

@@ -39,6 +39,7 @@ type serveFlags struct {
 	config          string
 	addrSet         bool
 	metricsAddr     string
+	traceArguments  bool // --trace-arguments
 	adminTokenFile  string
 	adminToken      string // read from adminTokenFile or MCPGATE_ADMIN_TOKEN
 	tenant          string
@@ -115,6 +116,7 @@ of its input) after letting calls in progress finish.`,
 	fl.BoolVar(&f.stdio, "stdio", false, "serve over standard input and output instead of HTTP")
 	fl.StringVar(&f.tenant, "tenant", envOr("MCPGATE_TENANT", ""), "with --config and --stdio: act for this tenant of the configuration (its servers, tools, credentials and limits); without it the local user sees every server (env MCPGATE_TENANT)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", envOr("MCPGATE_METRICS_ADDR", ""), "with --config: serve /metrics (Prometheus), /healthz and /readyz on this address of their own, such as 127.0.0.1:9464 (env MCPGATE_METRICS_ADDR)")
+	fl.BoolVar(&f.traceArguments, "trace-arguments", envOr("MCPGATE_TRACE_ARGUMENTS", "") == "1", "with tracing on (OTEL_*): record each tool call's arguments on its spans as gen_ai.tool.call.arguments, with secrets redacted and long values cut as in the request log; off by default, as arguments may hold personal data (env MCPGATE_TRACE_ARGUMENTS=1)")
 	fl.StringVar(&f.adminTokenFile, "admin-token-file", envOr("MCPGATE_ADMIN_TOKEN_FILE", ""), "with --metrics-addr: a file holding the admin token, which callers of /readyz?verbose=1 must send as \"Authorization: Bearer TOKEN\" to see each upstream's state (env MCPGATE_ADMIN_TOKEN_FILE, or the token itself in MCPGATE_ADMIN_TOKEN)")
 	fl.StringVarP(&f.config, "config", "c", envOr("MCPGATE_CONFIG", ""), "gateway configuration (JSON or YAML; a Claude Desktop config works as it is): serve its MCP servers behind this endpoint, reloading on change or SIGHUP (env MCPGATE_CONFIG)")
 	fl.StringVar(&f.addr, "addr", envOr("MCPGATE_ADDR", defaultAddr), "HTTP listen address (env MCPGATE_ADDR); keep it on 127.0.0.1 unless clients are remote and --auth-keys, --auth-users or --oauth-issuer is set")
@@ -181,7 +183,7 @@ func serve(ctx context.Context, f serveFlags) error {
 	}
 	defer stopMetrics()
 	s := newServer(store)
-	serverTracing(s, f.stdio)
+	serverTracing(s, f.stdio, f.traceArguments)
 
 	if f.stdio {
 		// One client over a pipe: there is nothing to share with

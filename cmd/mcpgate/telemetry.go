@@ -31,6 +31,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/mcpgate/mcpgate/gateway"
 	"github.com/mcpgate/mcpgate/internal/slogthrottle"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcp/otelmcp"
@@ -306,8 +307,9 @@ func meterProvider() *sdkmetric.MeterProvider {
 // serverTracing gives s a server span per request (outermost, so that
 // the request's own log lines carry its trace) and its duration, and
 // each session's, in the OpenTelemetry metrics, when tracing or those
-// metrics are on; stdio says which transport the spans name.
-func serverTracing(s *mcp.Server, stdio bool) {
+// metrics are on; stdio says which transport the spans name, and args
+// whether tool calls' arguments are recorded (sanitized).
+func serverTracing(s *mcp.Server, stdio, args bool) {
 	if tracerProvider() == nil && meterProvider() == nil {
 		return
 	}
@@ -315,7 +317,11 @@ func serverTracing(s *mcp.Server, stdio bool) {
 	if stdio {
 		attrs = []attribute.KeyValue{semconv.NetworkTransportPipe}
 	}
-	s.AddMiddleware(otelmcp.ServerMiddleware(&otelmcp.Options{Attributes: attrs}))
+	opts := &otelmcp.Options{Attributes: attrs}
+	if args {
+		opts.RecordArguments = gateway.SanitizeArguments
+	}
+	s.AddMiddleware(otelmcp.ServerMiddleware(opts))
 }
 
 // httpTracing has h continue the trace of a caller's W3C headers, when
