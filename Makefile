@@ -23,7 +23,8 @@ FUZZ_TARGETS := \
 	./toolsearch:FuzzSearch \
 	./toolsearch:FuzzQueryValues \
 	./toolsearch:FuzzWords \
-	./toolsearch:FuzzEstimate
+	./toolsearch:FuzzEstimate \
+	./toolsearch/lexicon:FuzzLexicon
 
 .PHONY: eval-search test commits deps vet unit fuzz conformance conformance-next conformance-cluster build docs bench interop
 
@@ -117,7 +118,7 @@ build:
 # Tool search on the public Azure MCP tool-selection set (not part of
 # test: the data lives outside the repository, in ../shared/eval).
 eval-search:
-	$(GO) run ./internal/evalsearch -data ../shared/eval/azure-mcp -split
+	$(GO) run ./internal/evalsearch -data ../shared/eval/azure-mcp -split -devset internal/evalsearch/devset -tools ../shared/eval/tools
 
 # The benchmark suite (bench/, a module of its own): mcpgate's echo server
 # against the official Go SDK, mcp-go, the TypeScript server-everything and

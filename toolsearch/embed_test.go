@@ -208,7 +208,7 @@ func hybrid(f *fakeEndpoint, o EmbedOptions, log io.Writer) *Index {
 		log = io.Discard
 	}
 	o.Logger = slog.New(slog.NewTextHandler(log, nil))
-	return New(&Options{Embedder: &o})
+	return New(&Options{Embedder: &o, NoBridges: wordsOnly})
 }
 
 // settle waits for the background embedding to finish.
@@ -356,7 +356,7 @@ func TestOpenAIEmbedderErrors(t *testing.T) {
 func TestHybridFindsWhatWordsMiss(t *testing.T) {
 	f := newFakeEndpoint(t)
 	ix := hybrid(f, EmbedOptions{}, nil)
-	lexical := New(nil)
+	lexical := New(&Options{NoBridges: wordsOnly})
 	addTravel(ix)
 	addTravel(lexical)
 	settle(t, ix)
@@ -536,7 +536,7 @@ func TestEndpointFailureFallsBack(t *testing.T) {
 			var log syncBuffer
 			e := f.embedder()
 			e.APIKey = "sk-old-key"
-			ix := New(&Options{Embedder: &EmbedOptions{
+			ix := New(&Options{NoBridges: wordsOnly, Embedder: &EmbedOptions{
 				Embedder: e, QueryPrefix: "query: ", QueryTimeout: 100 * time.Millisecond,
 				Logger: slog.New(slog.NewTextHandler(&log, nil)),
 			}})
@@ -693,7 +693,7 @@ func fakeFuncEmbedder() funcEmbedder {
 // Searches read vectors while the worker writes them and updates replace
 // tools; run with -race.
 func TestConcurrentHybrid(t *testing.T) {
-	ix := New(&Options{Embedder: &EmbedOptions{Embedder: fakeFuncEmbedder(), BatchSize: 2, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
+	ix := New(&Options{NoBridges: wordsOnly, Embedder: &EmbedOptions{Embedder: fakeFuncEmbedder(), BatchSize: 2, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
 	addTravel(ix)
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
@@ -766,7 +766,7 @@ func TestNearest(t *testing.T) {
 
 // A scan shared out among goroutines finds what one goroutine does.
 func TestNearestParallel(t *testing.T) {
-	ix := New(&Options{Embedder: &EmbedOptions{Embedder: randomEmbedder{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
+	ix := New(&Options{NoBridges: wordsOnly, Embedder: &EmbedOptions{Embedder: randomEmbedder{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
 	var es []Entry
 	for i := range 500 {
 		es = append(es, Entry{Tool: tool(fmt.Sprintf("t%d", i), fmt.Sprintf("Tool number %d", i))})
@@ -808,3 +808,8 @@ func TestVectorCodec(t *testing.T) {
 		t.Error("a zero vector has no direction")
 	}
 }
+
+// wordsOnly leaves out the lexical bridges: these tests' queries share
+// no word with their tools, and WordNet would bridge some ("automobile
+// hire" to rent a vehicle), which is what dense retrieval must do here.
+const wordsOnly = BridgeWordNet | BridgeDomain

@@ -43,6 +43,9 @@ type Options struct {
 	// index keeps answering with BM25 alone while it is absent, slow or
 	// down.
 	Embedder Embedder
+	// NoBridges are the lexical bridges left out (see [Bridge]); zero
+	// means all are used. For measuring what each buys.
+	NoBridges Bridge
 }
 
 // Weights are the BM25F weights of a tool's fields.

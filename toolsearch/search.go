@@ -132,6 +132,12 @@ func (ix *Index) queryTerms(text string) (map[string]float64, []value) {
 			}
 		}
 	}
+	if ix.opts.NoBridges&BridgeDomain == 0 {
+		ix.domainTermsOf(&tx, w)
+	}
+	if ix.opts.NoBridges&BridgeWordNet == 0 {
+		ix.wordNetTerms(&tx, w)
+	}
 	for _, v := range values {
 		for _, kw := range kindWords[v.kind] {
 			if s := ix.an.stem(kw, false); w[s] < kindWordWeight {

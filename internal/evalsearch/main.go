@@ -38,6 +38,10 @@ func main() {
 	weights := flag.String("weights", "", "with -inproc: field weights server,name,title,summary,description,params,paramdocs,meta")
 	k1 := flag.Float64("k1", 0, "with -inproc: BM25 k1")
 	inproc := flag.Bool("inproc", false, "search in this process instead of running mcpgate (for quick experiments)")
+	devset := flag.String("devset", "", "also report the project's development set in this folder (tasks.jsonl, queries.jsonl, gold.jsonl), by half and kind")
+	tools := flag.String("tools", "../shared/eval/tools", "with -devset: the folder of the 74 servers' tool definitions")
+	noBridges := flag.Uint("no-bridges", 0, "with -inproc and -devset: toolsearch.Options.NoBridges, the lexical bridges left out (a bit mask: 1 WordNet, 2 the domain map, 4 feedback)")
+	devMissN := flag.Int("dev-misses", 0, "with -devset: print this many dev-half queries whose gold tool is not first")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -67,7 +71,7 @@ func main() {
 	}
 	out := filepath.Join(tmp, "out.jsonl")
 	if *inproc {
-		opts := &toolsearch.Options{K1: *k1}
+		opts := &toolsearch.Options{K1: *k1, NoBridges: toolsearch.Bridge(*noBridges)}
 		if *weights != "" {
 			w := &opts.Weights
 			if _, err := fmt.Sscanf(*weights, "%g,%g,%g,%g,%g,%g,%g,%g", &w.Server, &w.Name, &w.Title, &w.Summary, &w.Description, &w.Params, &w.ParamDocs, &w.Meta); err != nil {
@@ -97,6 +101,19 @@ func main() {
 			shown++
 			fmt.Printf("  rank %2d  %-40s %s\n", r, qs[i].tool, qs[i].prompt)
 		}
+	}
+	if *devset != "" {
+		dq, err := loadDevset(*devset)
+		if err != nil {
+			log.Fatal(err)
+		}
+		dr, nt, err := runDevset(dq, *tools, &toolsearch.Options{K1: *k1, NoBridges: toolsearch.Bridge(*noBridges)}, *servers)
+		if err != nil {
+			log.Fatalf("%v (set -tools)", err)
+		}
+		fmt.Printf("\nDevelopment set: %d queries over %d tools (in process)\n", len(dq), nt)
+		reportDevset(dq, dr)
+		devMisses(dq, dr, *devMissN)
 	}
 }
 
@@ -274,5 +291,5 @@ func report(label string, ranks []int, keep func(int) bool) {
 			mrr += 1 / float64(r)
 		}
 	}
-	fmt.Printf("%-5s n=%d  Recall@1 %.3f (%d)  Recall@5 %.3f (%d)  MRR@10 %.3f\n", label, n, float64(r1)/float64(n), r1, float64(r5)/float64(n), r5, mrr/float64(n))
+	fmt.Printf("%-18s n=%3d  Recall@1 %.3f (%d)  Recall@5 %.3f (%d)  MRR@10 %.3f\n", label, n, float64(r1)/float64(n), r1, float64(r5)/float64(n), r5, mrr/float64(n))
 }
