@@ -24,7 +24,11 @@ require (
 	modernc.org/sqlite v1.61.1
 )
 
-require github.com/prometheus/otlptranslator v1.0.0 // indirect
+require (
+	github.com/getkin/kin-openapi v0.153.0
+	github.com/go-openapi/jsonpointer v1.0.1 // indirect
+	github.com/prometheus/otlptranslator v1.0.0 // indirect
+)
 
 require (
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
@@ -81,7 +85,7 @@ require (
 	github.com/segmentio/asm v1.2.1 // indirect
 	github.com/spf13/pflag v1.0.9
 	github.com/valyala/fastjson v1.6.10 // indirect
-	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
+	go.yaml.in/yaml/v4 v4.0.0 // indirect
 	golang.org/x/crypto v0.58.0
 	golang.org/x/sys v0.49.0
 	golang.org/x/time v0.16.0
