@@ -339,6 +339,10 @@ func (d *decoder) toolSearch(ts *ToolSearch, v *yaml.Node, p []string) {
 		{"listing", func(v *yaml.Node, p []string) { ts.Listing = d.str(v, p) }},
 		{"servers", func(v *yaml.Node, p []string) { ts.Servers = d.strMap(v, p) }},
 		{"pinned", func(v *yaml.Node, p []string) { ts.Pinned = d.strList(v, p) }},
+		{"learn", func(v *yaml.Node, p []string) {
+			x := d.boolean(v, p)
+			ts.Learn = &x
+		}},
 		{"embeddings", func(v *yaml.Node, p []string) {
 			e := &Embeddings{}
 			d.fields(v, p, []field{

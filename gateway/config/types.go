@@ -389,7 +389,16 @@ type ToolSearch struct {
 	// Embeddings, when set, adds dense retrieval from an OpenAI-style
 	// /v1/embeddings endpoint, fused with BM25.
 	Embeddings *Embeddings `json:"embeddings,omitempty"`
+	// Learn says whether search learns from use: a search_tools result
+	// followed within 10 minutes by the same caller's successful call of
+	// one of its tools raises that tool for the same words in the
+	// tenant's later searches. What it learns fades by half each week
+	// and is kept in this process's memory only. Default true.
+	Learn *bool `json:"learn,omitempty"`
 }
+
+// Learns reports whether search learns from use: Learn, true when unset.
+func (t *ToolSearch) Learns() bool { return t.Learn == nil || *t.Learn }
 
 // Embeddings name an OpenAI-compatible embeddings endpoint (Ollama, vLLM,
 // TEI, OpenAI).
