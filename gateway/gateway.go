@@ -122,6 +122,7 @@ type Gateway struct {
 	// sessionTenants: the tenant of each downstream session.
 	sessionTenants sessionTenants
 	coCalls        coCallTracker
+	clicks         clickTracker
 	prune          chan struct{} // asks the pruner of upstream subscriptions to run
 	// maxSubscriptions bounds one session's resource subscriptions.
 	maxSubscriptions int

@@ -101,9 +101,10 @@ func (g *Gateway) searchTools(ctx context.Context, req *mcp.CallToolRequest, in 
 	// The search is a span of its own under the call's; the query is an
 	// argument, so it is not recorded.
 	sctx, span := g.tracing.start(ctx, spanToolSearch, attrSearchK.Int(k))
-	hits := g.search.Search(sctx, toolsearch.Query{Text: in.Query, K: k, Allow: func(n string) bool { return !isMetaTool(n) && allow(n) }})
+	hits := g.rankTools(sctx, toolsearch.Query{Text: in.Query, K: k, Allow: func(n string) bool { return !isMetaTool(n) && allow(n) }})
 	span.SetAttributes(attrSearchHits.Int(len(hits)))
 	g.tracing.end(span)
+	g.searched(ctx, req.Request, in.Query, hits)
 	out := foundTools{Tools: make([]foundTool, 0, len(hits))}
 	for _, h := range hits {
 		out.Tools = append(out.Tools, foundTool{Name: h.Name, Description: h.Tool.Description, InputSchema: h.Tool.InputSchema, Related: g.visibleNames(ctx, h.Related)})

@@ -351,6 +351,7 @@ func (g *Gateway) record(ctx context.Context, h handled) {
 	}
 	if req.Method == "tools/call" && upstream != "" && err == nil && ocName == "ok" {
 		g.coCalls.called(g.search, callerKey(ctx, req), first.name, t0)
+		g.clicked(ctx, req, first.name)
 	}
 	if !logging {
 		return

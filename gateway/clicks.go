@@ -1,0 +1,170 @@
+package gateway
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/toolsearch"
+)
+
+// Learning from use (toolSearch.learn). A search_tools result, then a
+// successful call of one of the tools it returned by the same caller
+// (callerKey: the principal and tenant, or an anonymous caller's
+// session), directly or through call_tool, within clickWindow, is a
+// click: the query's words led to that tool. The tenant's later searches
+// rank with what its clicks taught (toolsearch.Clicks); one tenant's
+// never change another's, and callers with no tenant share theirs.
+//
+// Clicks stay in this process's memory, bounded and fading (a half-life
+// of a week): a restart forgets them, and with a cluster each replica
+// learns from the searches and calls it serves itself, so a search and
+// a call that reach different replicas teach neither.
+
+// clickWindow is how long after a search a call of one of its tools is
+// taken as chosen from it.
+const clickWindow = 10 * time.Minute
+
+// A caller's last searches are remembered, not only the last: agents
+// often search two or three ways before they call.
+const searchesPerCaller = 4
+
+// maxClickQuery bounds the query text kept for a click: a longer query
+// says no more of what it wants, and callers are many.
+const maxClickQuery = 512
+
+// clickTracker remembers each caller's last searches until a call shows
+// what they chose, and holds the click model; its zero value is ready.
+type clickTracker struct {
+	// now is the clock; nil means time.Now.
+	now   func() time.Time
+	once  sync.Once
+	model *toolsearch.Clicks
+
+	mu   sync.Mutex
+	last map[string][]*shownSearch // caller → their last searches, newest last
+}
+
+// shownSearch is a search as the caller saw it.
+type shownSearch struct {
+	tenant, query string
+	tools         []string // the hits, by published name
+	credited      []string // the hits already counted as chosen
+	at            time.Time
+}
+
+func (c *clickTracker) clock() time.Time {
+	if c.now != nil {
+		return c.now()
+	}
+	return time.Now()
+}
+
+// clickModel is the gateway's click model, made on first use.
+func (g *Gateway) clickModel() *toolsearch.Clicks {
+	c := &g.clicks
+	c.once.Do(func() { c.model = toolsearch.NewClicks(g.search, &toolsearch.ClickOptions{Now: c.clock}) })
+	return c.model
+}
+
+// learns reports whether search learns from use.
+func (g *Gateway) learns() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.cfg.ToolSearch.Learns()
+}
+
+// rankTools is the index's search, re-ranked with the clicks of the
+// caller's tenant while learning is on.
+func (g *Gateway) rankTools(ctx context.Context, q toolsearch.Query) []toolsearch.Hit {
+	if !g.learns() {
+		return g.search.Search(ctx, q)
+	}
+	tenant, _ := TenantFrom(ctx)
+	return g.clickModel().Search(ctx, tenant, q)
+}
+
+// searched remembers what a search showed its caller, for clicked.
+func (g *Gateway) searched(ctx context.Context, req *mcp.Request, query string, hits []toolsearch.Hit) {
+	if len(hits) == 0 || !g.learns() {
+		return
+	}
+	if len(query) > maxClickQuery {
+		cut := maxClickQuery
+		for cut > 0 && !utf8.RuneStart(query[cut]) {
+			cut-- // not in the middle of a character
+		}
+		query = query[:cut]
+	}
+	s := &shownSearch{query: query, tools: make([]string, len(hits))}
+	s.tenant, _ = TenantFrom(ctx)
+	for i, h := range hits {
+		s.tools[i] = h.Name
+	}
+	g.clicks.remember(callerKey(ctx, req), s)
+}
+
+// remember keeps s as caller's latest search.
+func (c *clickTracker) remember(key string, s *shownSearch) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s.at = c.clock()
+	if c.last == nil {
+		c.last = map[string][]*shownSearch{}
+	}
+	prev, ok := c.last[key]
+	if !ok && len(c.last) >= maxCallers {
+		c.shrink(s.at)
+	}
+	if len(prev) >= searchesPerCaller {
+		prev = slices.Delete(prev, 0, len(prev)-searchesPerCaller+1)
+	}
+	c.last[key] = append(prev, s)
+}
+
+// clicked counts a successful call of tool as chosen from the caller's
+// latest search that showed it, once per search.
+func (g *Gateway) clicked(ctx context.Context, req *mcp.Request, tool string) {
+	c := &g.clicks
+	key := callerKey(ctx, req)
+	c.mu.Lock()
+	var chosen *shownSearch
+	now := c.clock()
+	for _, s := range slices.Backward(c.last[key]) {
+		if now.Sub(s.at) <= clickWindow && slices.Contains(s.tools, tool) && !slices.Contains(s.credited, tool) {
+			s.credited = append(s.credited, tool)
+			chosen = s
+			break
+		}
+	}
+	c.mu.Unlock()
+	if chosen != nil && g.learns() {
+		g.clickModel().Record(chosen.tenant, chosen.query, tool)
+	}
+}
+
+// shrink drops callers whose searches are all older than the window and,
+// if that is not enough, any others down to half the bound (see
+// coCallTracker.shrink).
+func (c *clickTracker) shrink(now time.Time) {
+	for k, ss := range c.last {
+		if now.Sub(ss[len(ss)-1].at) > clickWindow {
+			delete(c.last, k)
+		}
+	}
+	for k := range c.last {
+		if len(c.last) <= maxCallers/2 {
+			break
+		}
+		delete(c.last, k)
+	}
+}
+
+// ResetLearning forgets what tool search learnt from the calls of
+// tenant's callers ("" for callers with no tenant).
+func (g *Gateway) ResetLearning(tenant string) {
+	g.clickModel().Reset(tenant)
+}
