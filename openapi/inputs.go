@@ -10,10 +10,8 @@ package openapi
 // body.
 
 import (
-	"bytes"
 	"encoding/json"
 	"maps"
-	"mime"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,40 +48,6 @@ type param struct {
 	explode       bool
 	allowReserved bool
 	asJSON        bool // a parameter with content: application/json
-}
-
-// body kinds, by media type.
-const (
-	bodyJSON = iota
-	bodyForm
-	bodyMultipart
-	bodyText
-)
-
-// reqBody is the request body and how it is sent.
-type reqBody struct {
-	mediaType string
-	kind      int
-	// arg names the argument holding the whole body; empty when its
-	// properties are arguments of their own, as fields says.
-	arg      string
-	fields   []field
-	required bool
-	// encoding says how each property of a form or multipart body is sent.
-	encoding map[string]*fieldEncoding
-}
-
-// field is a body property merged into the arguments.
-type field struct{ arg, name string }
-
-// fieldEncoding is a form or multipart property's Encoding Object, with
-// what its schema says about it.
-type fieldEncoding struct {
-	style         string
-	explode       bool
-	allowReserved bool
-	contentType   string
-	binary        bool
 }
 
 // input is one property of the input schema on its way there.
@@ -232,7 +196,7 @@ func mapParam(conv *schemaConv, p *openapi3.Parameter, used defSet) (*paramInput
 	if schemaRef == nil && len(p.Content) > 0 {
 		_, media := pickMedia(p.Content, []int{bodyJSON})
 		if media == nil {
-			return nil, skipf(SkipParameter, "the parameter %q has content %s; only JSON is sent", p.Name, strings.Join(slices.Sorted(maps.Keys(p.Content)), ", "))
+			return nil, skipf(SkipParameter, "the parameter %q has content %s; only JSON is sent", p.Name, listed(slices.Sorted(maps.Keys(p.Content))))
 		}
 		pp.asJSON = true
 		schemaRef = media.Schema
@@ -313,193 +277,6 @@ func parseTemplate(tmpl string, params []*param) ([]part, error) {
 	return parts, nil
 }
 
-// pickMedia chooses the media type to send among content's: the first of
-// kinds, in that order, and within a kind the first by name, an exact
-// application/json before the other JSON types.
-func pickMedia(content openapi3.Content, kinds []int) (string, *openapi3.MediaType) {
-	best, bestRank := "", -1
-	for _, key := range slices.Sorted(maps.Keys(content)) {
-		kind, ok := mediaKind(key)
-		if !ok || content[key] == nil {
-			continue
-		}
-		rank := slices.Index(kinds, kind)
-		if rank < 0 {
-			continue
-		}
-		rank *= 2
-		if key != "application/json" {
-			rank++
-		}
-		if bestRank < 0 || rank < bestRank {
-			best, bestRank = key, rank
-		}
-	}
-	if bestRank < 0 {
-		return "", nil
-	}
-	return best, content[best]
-}
-
-// mediaKind classifies a media type.
-func mediaKind(mt string) (int, bool) {
-	base, _, err := mime.ParseMediaType(mt)
-	if err != nil {
-		base = strings.ToLower(strings.TrimSpace(mt))
-	}
-	switch {
-	case base == "application/json" || strings.HasSuffix(base, "+json") || base == "*/*" || base == "application/*":
-		return bodyJSON, true
-	case base == "application/x-www-form-urlencoded":
-		return bodyForm, true
-	case base == "multipart/form-data":
-		return bodyMultipart, true
-	case strings.HasPrefix(base, "text/") || base == "application/octet-stream":
-		return bodyText, true
-	}
-	return 0, false
-}
-
-// sendAs is the Content-Type for a media type key: wildcards become JSON.
-func sendAs(key string) string {
-	if strings.Contains(key, "*") {
-		return "application/json"
-	}
-	return key
-}
-
-// mapBody maps the request body to inputs.
-func mapBody(conv *schemaConv, o *openapi3.Operation, op *operation, used defSet) ([]*input, error) {
-	if o.RequestBody == nil {
-		return nil, nil
-	}
-	rb := o.RequestBody.Value
-	if rb == nil {
-		return nil, skipf(SkipBody, "the request body %q is not resolved", o.RequestBody.Ref)
-	}
-	if len(rb.Content) == 0 {
-		return nil, nil
-	}
-	key, media := pickMedia(rb.Content, []int{bodyJSON, bodyForm, bodyMultipart, bodyText})
-	if media == nil {
-		return nil, skipf(SkipBody, "the request body's media types (%s) are none of JSON, form, multipart or text", strings.Join(slices.Sorted(maps.Keys(rb.Content)), ", "))
-	}
-	kind, _ := mediaKind(key)
-	b := &reqBody{mediaType: sendAs(key), kind: kind, required: rb.Required}
-	op.body = b
-	var s *openapi3.Schema
-	if media.Schema != nil {
-		s = media.Schema.Value
-	}
-	if kind == bodyText {
-		b.arg = "body"
-		schema := annotate(map[string]any{"type": "string"}, rb.Description, false)
-		return []*input{{loc: "body", name: "body", schema: schema, required: rb.Required, set: func(a string) { b.arg = a }}}, nil
-	}
-	if kind != bodyJSON {
-		if s != nil && !isObject(s) {
-			return nil, skipf(SkipBody, "the %s body is not an object", key)
-		}
-		b.encoding = encodings(s, media.Encoding, kind)
-	}
-	if !mergeable(s) {
-		schema, err := conv.convert(media.Schema, used, 1)
-		if err != nil {
-			return nil, skipf(SkipSchema, "the request body: %v", err)
-		}
-		b.arg = "body"
-		schema = annotate(schema, rb.Description, false)
-		return []*input{{loc: "body", name: "body", schema: schema, required: rb.Required, set: func(a string) { b.arg = a }}}, nil
-	}
-	var inputs []*input
-	for _, name := range slices.Sorted(maps.Keys(s.Properties)) {
-		prop := s.Properties[name]
-		if prop != nil && prop.Value != nil && prop.Value.ReadOnly {
-			// The server sets it; the API ignores or refuses it in a request.
-			continue
-		}
-		schema, err := conv.convert(prop, used, 1)
-		if err != nil {
-			return nil, skipf(SkipSchema, "the request body's property %q: %v", name, err)
-		}
-		i := len(b.fields)
-		b.fields = append(b.fields, field{arg: name, name: name})
-		inputs = append(inputs, &input{
-			loc: "body", name: name, schema: schema,
-			required: rb.Required && slices.Contains(s.Required, name),
-			set:      func(a string) { b.fields[i].arg = a },
-		})
-	}
-	return inputs, nil
-}
-
-// mergeable says whether a body's properties can be arguments of their
-// own: an object with properties and nothing that constrains them
-// together.
-func mergeable(s *openapi3.Schema) bool {
-	if s == nil || !isObject(s) || len(s.Properties) == 0 {
-		return false
-	}
-	if len(s.AllOf)+len(s.AnyOf)+len(s.OneOf) > 0 || s.Not != nil || s.Nullable {
-		return false
-	}
-	ap := s.AdditionalProperties
-	if ap.Schema != nil || ap.Has != nil && *ap.Has {
-		return false
-	}
-	return len(s.PatternProperties) == 0 && len(s.DependentRequired) == 0 && len(s.DependentSchemas) == 0 &&
-		s.If == nil && s.MinProps == 0 && s.MaxProps == nil && s.PropertyNames == nil
-}
-
-// encodings reads how each property of a form or multipart body is sent.
-func encodings(s *openapi3.Schema, enc map[string]*openapi3.Encoding, kind int) map[string]*fieldEncoding {
-	out := map[string]*fieldEncoding{}
-	names := map[string]bool{}
-	if s != nil {
-		for n := range s.Properties {
-			names[n] = true
-		}
-	}
-	for n := range enc {
-		names[n] = true
-	}
-	for n := range names {
-		fe := &fieldEncoding{style: "form", explode: true}
-		if s != nil {
-			if prop := s.Properties[n]; prop != nil && prop.Value != nil {
-				fe.binary = isBinary(prop.Value)
-			}
-		}
-		if e := enc[n]; e != nil {
-			if e.Style != "" && slices.Contains(styles["query"], e.Style) {
-				fe.style = e.Style
-			}
-			if e.Explode != nil {
-				fe.explode = *e.Explode
-			} else if fe.style != "form" {
-				fe.explode = false
-			}
-			fe.allowReserved = e.AllowReserved
-			if !strings.ContainsAny(e.ContentType, "\r\n") {
-				fe.contentType = e.ContentType
-			}
-			if kind == bodyMultipart && e.ContentType != "" {
-				base, _, _ := mime.ParseMediaType(e.ContentType)
-				fe.binary = fe.binary || !(strings.HasPrefix(base, "text/") || strings.Contains(base, "json"))
-			}
-		}
-		out[n] = fe
-	}
-	return out
-}
-
-// isBinary says whether a property holds a file: a string whose format
-// (3.0) or contentMediaType/contentEncoding (3.1) says so.
-func isBinary(s *openapi3.Schema) bool {
-	return s.Format == "binary" || s.Format == "byte" || s.ContentEncoding != "" ||
-		s.ContentMediaType != "" && s.ContentMediaType != "application/json" && !strings.HasPrefix(s.ContentMediaType, "text/")
-}
-
 // nameInputs settles the inputs' names, as the file's comment says.
 func nameInputs(inputs []*input) {
 	count := map[string]int{}
@@ -520,86 +297,4 @@ func nameInputs(inputs []*input) {
 		in.name = name
 		in.set(name)
 	}
-}
-
-// outputSchema is the schema of the first 2xx JSON response: an object
-// schema as it is, any other wrapped in an object as its "result", as
-// ResultFromResponse wraps a value that is not an object. Nil when no 2xx
-// response has a JSON schema.
-func outputSchema(conv *schemaConv, o *openapi3.Operation, used defSet) (map[string]any, error) {
-	r := successSchema(o)
-	if r == nil || r.Value == nil {
-		return nil, nil
-	}
-	if isObject(r.Value) {
-		v, err := conv.body(r.Value, used, 1)
-		if err != nil {
-			return nil, skipf(SkipSchema, "the response: %v", err)
-		}
-		root, ok := v.(map[string]any)
-		if !ok {
-			return nil, nil
-		}
-		root["type"] = "object"
-		return root, nil
-	}
-	v, err := conv.convert(r, used, 1)
-	if err != nil {
-		return nil, skipf(SkipSchema, "the response: %v", err)
-	}
-	return map[string]any{"type": "object", "properties": map[string]any{"result": v}, "required": []any{"result"}}, nil
-}
-
-// successSchema is the JSON schema of the first 2xx response, by code.
-func successSchema(o *openapi3.Operation) *openapi3.SchemaRef {
-	if o.Responses == nil {
-		return nil
-	}
-	codes := o.Responses.Map()
-	for _, code := range slices.Sorted(maps.Keys(codes)) {
-		if len(code) != 3 || code[0] != '2' {
-			continue
-		}
-		resp := codes[code]
-		if resp == nil || resp.Value == nil {
-			continue
-		}
-		if _, media := pickMedia(resp.Value.Content, []int{bodyJSON}); media != nil && media.Schema != nil {
-			return media.Schema
-		}
-	}
-	return nil
-}
-
-// acceptOf is the Accept header: the media types of the 2xx responses.
-func acceptOf(o *openapi3.Operation) string {
-	if o.Responses == nil {
-		return ""
-	}
-	seen := map[string]bool{}
-	for code, resp := range o.Responses.Map() {
-		if len(code) != 3 || code[0] != '2' || resp == nil || resp.Value == nil {
-			continue
-		}
-		for mt := range resp.Value.Content {
-			if _, _, err := mime.ParseMediaType(mt); err == nil {
-				seen[mt] = true
-			}
-		}
-	}
-	return strings.Join(slices.Sorted(maps.Keys(seen)), ", ")
-}
-
-func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseRegexpEngine(lenientRegexp)
-	if err := c.AddResource("tool.json", doc); err != nil {
-		return nil, err
-	}
-	return c.Compile("tool.json")
 }

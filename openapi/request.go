@@ -2,18 +2,12 @@ package openapi
 
 import (
 	"bytes"
-	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"mime/multipart"
 	"net/http"
-	"net/textproto"
 	"net/url"
-	"slices"
 	"strings"
 )
 
@@ -177,140 +171,3 @@ func (op *operation) setHeaders(req *http.Request, args map[string]any) error {
 	}
 	return nil
 }
-
-// encodeBody returns the request body and its Content-Type; nil when
-// there is none to send.
-func (op *operation) encodeBody(args map[string]any) ([]byte, string, error) {
-	b := op.body
-	if b == nil {
-		return nil, "", nil
-	}
-	var value any
-	if b.arg != "" {
-		v, ok := args[b.arg]
-		if !ok {
-			return nil, "", nil
-		}
-		value = v
-	} else {
-		m := map[string]any{}
-		for _, f := range b.fields {
-			if v, ok := args[f.arg]; ok {
-				m[f.name] = v
-			}
-		}
-		if len(m) == 0 && !b.required {
-			return nil, "", nil
-		}
-		value = m
-	}
-	switch b.kind {
-	case bodyText:
-		s, ok := value.(string)
-		if !ok {
-			return nil, "", argErrorf("%s: the body is sent as text and must be a string", b.arg)
-		}
-		return []byte(s), b.mediaType, nil
-	case bodyForm:
-		m, ok := value.(map[string]any)
-		if !ok {
-			return nil, "", argErrorf("%s: a form body must be an object", b.arg)
-		}
-		return []byte(b.form(m)), b.mediaType, nil
-	case bodyMultipart:
-		m, ok := value.(map[string]any)
-		if !ok {
-			return nil, "", argErrorf("%s: a multipart body must be an object", b.arg)
-		}
-		return b.multipart(m)
-	}
-	out, err := json.Marshal(value)
-	if err != nil {
-		return nil, "", argErrorf("the body cannot be encoded as JSON: %v", err)
-	}
-	return out, b.mediaType, nil
-}
-
-func (b *reqBody) encodingOf(name string) *fieldEncoding {
-	if fe := b.encoding[name]; fe != nil {
-		return fe
-	}
-	return &fieldEncoding{style: "form", explode: true}
-}
-
-// form encodes an application/x-www-form-urlencoded body: each property
-// as a query parameter, by its Encoding Object.
-func (b *reqBody) form(m map[string]any) string {
-	var pairs []string
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if m[k] == nil {
-			continue
-		}
-		fe := b.encodingOf(k)
-		pairs = append(pairs, queryPairs(k, fe.style, fe.explode, fe.allowReserved, false, m[k])...)
-	}
-	return strings.Join(pairs, "&")
-}
-
-// multipart encodes a multipart/form-data body: a file part for a binary
-// property, one part per item of an array, JSON for an object, text for
-// the rest.
-func (b *reqBody) multipart(m map[string]any) ([]byte, string, error) {
-	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		fe := b.encodingOf(k)
-		values := []any{m[k]}
-		if items, ok := m[k].([]any); ok && !fe.binary {
-			values = items
-		}
-		for _, v := range values {
-			if v == nil {
-				continue
-			}
-			if err := writePart(w, k, fe, v); err != nil {
-				return nil, "", err
-			}
-		}
-	}
-	if err := w.Close(); err != nil {
-		return nil, "", err
-	}
-	return buf.Bytes(), w.FormDataContentType(), nil
-}
-
-func writePart(w *multipart.Writer, name string, fe *fieldEncoding, v any) error {
-	h := textproto.MIMEHeader{}
-	disposition := fmt.Sprintf(`form-data; name="%s"`, quoteEscaper.Replace(name))
-	var content []byte
-	s, isScalar := scalar(v)
-	switch {
-	case fe.binary && isScalar:
-		disposition += fmt.Sprintf(`; filename="%s"`, quoteEscaper.Replace(name))
-		h.Set("Content-Type", cmp.Or(fe.contentType, "application/octet-stream"))
-		content = []byte(s)
-	case isScalar:
-		if fe.contentType != "" {
-			h.Set("Content-Type", fe.contentType)
-		}
-		content = []byte(s)
-	default:
-		j, err := json.Marshal(v)
-		if err != nil {
-			return argErrorf("%s: cannot be encoded as JSON: %v", name, err)
-		}
-		h.Set("Content-Type", cmp.Or(fe.contentType, "application/json"))
-		content = j
-	}
-	h.Set("Content-Disposition", disposition)
-	part, err := w.CreatePart(h)
-	if err != nil {
-		return err
-	}
-	_, err = part.Write(content)
-	return err
-}
-
-// quoteEscaper escapes a name in a Content-Disposition parameter, as
-// mime/multipart does, and drops line breaks.
-var quoteEscaper = strings.NewReplacer("\\", "\\\\", `"`, "\\\"", "\r", "", "\n", "")

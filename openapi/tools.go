@@ -134,11 +134,10 @@ func Tools(doc *Document, opts MapOptions) ([]Tool, []Skipped) {
 	assignNames(ops)
 	conv := newSchemaConv()
 	type mapped struct {
-		tool       Tool
-		in, out    map[string]any
-		inUse      defSet
-		outUse     defSet
-		outWrapped bool
+		tool    Tool
+		in, out map[string]any
+		inUse   defSet
+		outUse  defSet
 	}
 	var done []*mapped
 	var skipped []Skipped
@@ -148,12 +147,16 @@ func Tools(doc *Document, opts MapOptions) ([]Tool, []Skipped) {
 		}
 		m := &mapped{inUse: defSet{}, outUse: defSet{}}
 		op, in, err := mapOperation(conv, o, m.inUse)
-		if err == nil && !opts.NoOutputSchema {
-			m.out, err = outputSchema(conv, o.op, m.outUse)
-		}
 		if err != nil {
 			skipped = append(skipped, skippedOf(o, err))
 			continue
+		}
+		if !opts.NoOutputSchema {
+			// A response schema that cannot be converted costs the tool
+			// its output schema only: the call itself does not need it.
+			if m.out, err = outputSchema(conv, o.op, m.outUse); err != nil {
+				m.out = nil
+			}
 		}
 		m.in = in
 		m.tool = Tool{
@@ -176,8 +179,10 @@ func Tools(doc *Document, opts MapOptions) ([]Tool, []Skipped) {
 	tools := make([]Tool, 0, len(done))
 	for _, m := range done {
 		in, err := withDefs(m.in, m.inUse)
-		if err == nil && m.out != nil {
-			m.tool.Tool.OutputSchema, err = withDefs(m.out, m.outUse)
+		if m.out != nil {
+			if out, err := withDefs(m.out, m.outUse); err == nil {
+				m.tool.Tool.OutputSchema = out
+			}
 		}
 		if err != nil {
 			t := &m.tool

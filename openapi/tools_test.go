@@ -286,10 +286,17 @@ paths:
       responses: {"204": {description: ok}}
   /fine:
     get: {operationId: fine, responses: {"204": {description: ok}}}
+  /zz-deep-response:
+    get:
+      operationId: deepResponse
+      responses: {"200": {description: ok, content: {application/json: {schema: `+deep+`}}}}
 `)
 	tools, skipped := Tools(doc, MapOptions{})
-	if names := toolNames(tools); !slices.Equal(names, []string{"fine"}) {
-		t.Errorf("tools %v, want only fine", names)
+	if names := toolNames(tools); !slices.Equal(names, []string{"fine", "deepResponse"}) {
+		t.Errorf("tools %v, want fine and deepResponse", names)
+	}
+	if len(tools) == 2 && tools[1].Tool.OutputSchema != nil {
+		t.Errorf("a response schema too deep to convert is the output schema %s", schemaText(tools[1].Tool.OutputSchema))
 	}
 	want := map[string]SkipReason{
 		"xmlOnly": SkipBody, "undeclared": SkipPath, "unclosed": SkipPath, "formScalar": SkipBody,

@@ -1,6 +1,8 @@
 package openapi
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -106,3 +108,19 @@ type anyString string
 
 func (a anyString) MatchString(string) bool { return true }
 func (a anyString) String() string          { return string(a) }
+
+// compileSchema compiles a tool's input schema for validate. Nothing is
+// loaded: the schema is self-contained, its $refs all into its $defs.
+func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseRegexpEngine(lenientRegexp)
+	if err := c.AddResource("tool.json", doc); err != nil {
+		return nil, err
+	}
+	return c.Compile("tool.json")
+}
