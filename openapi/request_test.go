@@ -3,7 +3,6 @@ package openapi
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -265,42 +264,4 @@ func TestBuildRequestNeedsAnAbsoluteBaseURL(t *testing.T) {
 	if _, err := zero.BuildRequest(context.Background(), &url.URL{Scheme: "http", Host: "h"}, nil); err == nil {
 		t.Error("a zero Tool built a request")
 	}
-}
-
-func ExampleTool_BuildRequest() {
-	doc, err := Load(context.Background(), "", LoadOptions{Data: []byte(`
-openapi: 3.0.3
-info: {title: Repositories, version: "1"}
-paths:
-  /repos/{owner}/{repo}/issues:
-    get:
-      summary: List a repository's issues
-      parameters:
-        - {name: owner, in: path, required: true, schema: {type: string}}
-        - {name: repo, in: path, required: true, schema: {type: string}}
-        - {name: labels, in: query, explode: false, schema: {type: array, items: {type: string}}}
-      responses:
-        "200":
-          description: The issues.
-          content: {application/json: {schema: {type: array, items: {type: object}}}}
-`)})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	tools, _ := Tools(doc, MapOptions{})
-	tool := tools[0]
-	fmt.Println(tool.Tool.Name, tool.Tool.Annotations.ReadOnlyHint)
-	base, _ := url.Parse("https://api.example.invalid/v3")
-	req, err := tool.BuildRequest(context.Background(), base, map[string]any{
-		"owner": "mcpgate", "repo": "../admin", "labels": []any{"bug", "good first issue"},
-	})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(req.Method, req.URL)
-	// Output:
-	// get_repos_owner_repo_issues true
-	// GET https://api.example.invalid/v3/repos/mcpgate/..%2Fadmin/issues?labels=bug,good%20first%20issue
 }
