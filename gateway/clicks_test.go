@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -110,9 +112,29 @@ func TestSearchLearnsFromCallsForTheCallersTenantOnly(t *testing.T) {
 			t.Errorf("%s: %q ranks %s first, want %s", tt.who, clickQuery, got, tt.want)
 		}
 	}
-	g.ResetLearning("acme")
+	// The operator resets a tenant's learning through the admin API,
+	// which is closed without the admin token.
+	ops := httptest.NewServer(g.OpsHandler(prometheus.NewRegistry(), &OpsOptions{AdminToken: testAdminToken}))
+	t.Cleanup(ops.Close)
+	for _, token := range []string{"", testAdminToken} {
+		req, _ := http.NewRequest(http.MethodPost, ops.URL+"/admin/learning/reset?tenant=acme", nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if want := map[bool]int{false: http.StatusUnauthorized, true: http.StatusOK}[token != ""]; resp.StatusCode != want {
+			t.Fatalf("POST /admin/learning/reset with token %q: %d, want %d", token, resp.StatusCode, want)
+		}
+		if token == "" && firstOf(searchNames(t, alice, clickQuery)) != "files_list_directory" {
+			t.Fatal("a reset without the admin token forgot what was learnt")
+		}
+	}
 	if got := firstOf(searchNames(t, alice, clickQuery)); got != "github_get_file_contents" {
-		t.Errorf("after ResetLearning(acme), %q ranks %s first for alice, want the index's own order", clickQuery, got)
+		t.Errorf("after the reset of acme, %q ranks %s first for alice, want the index's own order", clickQuery, got)
 	}
 }
 
@@ -135,6 +157,13 @@ func TestSearchLearnsOnlyFromCallsThatFollowItsResults(t *testing.T) {
 	}{
 		{"a direct call of a tool the search showed", nil, func(t *testing.T, a, b *mcp.ClientSession, clock *testClock) {
 			searchNames(t, a, clickQuery)
+			callText(t, a, "files_list_directory", map[string]any{"path": "/tmp"})
+		}, "files_list_directory"},
+		{"tools/discover's results, then a direct call", nil, func(t *testing.T, a, b *mcp.ClientSession, clock *testClock) {
+			var res DiscoverResult
+			if err := a.Call(context.Background(), MethodDiscover, DiscoverParams{Query: clickQuery}, &res); err != nil {
+				t.Fatal(err)
+			}
 			callText(t, a, "files_list_directory", map[string]any{"path": "/tmp"})
 		}, "files_list_directory"},
 		{"learning switched off", &off, func(t *testing.T, a, b *mcp.ClientSession, clock *testClock) {

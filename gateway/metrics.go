@@ -198,6 +198,13 @@ func (g *Gateway) OpsHandler(reg *prometheus.Registry, opts *OpsOptions) http.Ha
 		}
 		json.NewEncoder(w).Encode(map[string]any{"retrying": name})
 	})))
+	// What tool search learnt from one tenant's calls (?tenant=T; absent,
+	// the callers with no tenant) is forgotten.
+	mux.Handle("POST /admin/learning/reset", AdminAuth(opts.AdminToken)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tenant := r.URL.Query().Get("tenant")
+		g.ResetLearning(tenant)
+		adminJSON(w, map[string]any{"reset": tenant})
+	})))
 	admin := AdminAuth(opts.AdminToken)(g.pinsAdmin())
 	mux.Handle("/admin/pins", admin)
 	mux.Handle("/admin/pins/", admin)

@@ -208,8 +208,9 @@ func (g *Gateway) discover(ctx context.Context, req *mcp.Request) (any, error) {
 	}
 	// Ask for more than fit, so that a budget can skip a large tool and
 	// still fill up with smaller good ones.
-	hits := g.search.Search(ctx, toolsearch.Query{Text: p.Query, K: maxTools * 3, Allow: g.allowFor(ctx)})
+	hits := g.rankTools(ctx, toolsearch.Query{Text: p.Query, K: maxTools * 3, Allow: g.allowFor(ctx)})
 	res := &DiscoverResult{Tools: []DiscoveredTool{}}
+	shown := make([]toolsearch.Hit, 0, maxTools)
 	for _, h := range hits {
 		if len(res.Tools) == maxTools {
 			break
@@ -220,7 +221,10 @@ func (g *Gateway) discover(ctx context.Context, req *mcp.Request) (any, error) {
 		}
 		res.TotalTokens += h.Tokens
 		res.Tools = append(res.Tools, DiscoveredTool{Tool: h.Tool, Score: math.Round(h.Score*1000) / 1000, Tokens: h.Tokens, Server: h.Server, Related: g.visibleNames(ctx, h.Related)})
+		shown = append(shown, h)
 	}
+	// Only what the caller was shown can be what it then chose.
+	g.searched(ctx, req, p.Query, shown)
 	return res, nil
 }
 
