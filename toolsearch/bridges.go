@@ -1,7 +1,9 @@
 package toolsearch
 
 import (
+	"cmp"
 	_ "embed"
+	"slices"
 	"strings"
 
 	wn "github.com/mcpgate/mcpgate/toolsearch/lexicon"
@@ -129,4 +131,69 @@ func (ix *Index) domainTermsOf(tx *analysis, w map[string]float64) {
 			}
 		}
 	}
+}
+
+// Pseudo-relevance feedback (Options.Feedback): the words that the best
+// few tools of a first ranking share are added to the query for a
+// second, as RM3 does for documents. It is off by default: on the Azure
+// set it took Recall@1 from 0.801 to 0.743 (0.774 at a weight of 0.05),
+// and on the dev half of the development set from 0.294 to 0.278, since
+// the best tools of a catalog share their server's words more than the
+// query's meaning.
+//
+// Feedback's tuning: the tools of the first ranking it reads, how many
+// of them a word must be in, the words it adds at most, and their weight
+// against a query word's 1 (times the word's share of the tools).
+const (
+	feedbackDocs  = 3
+	feedbackMinIn = 2
+	feedbackTerms = 6
+)
+
+var feedbackWeight = 0.3
+
+// feedbackTermsOf adds to qt the terms that at least feedbackMinIn of
+// the best feedbackDocs tools of first have and the query has not,
+// weighted by how many have them and how rare they are.
+func (ix *Index) feedbackTermsOf(first []scored, qt map[string]float64) bool {
+	top := ix.best(first, nil, feedbackDocs)
+	if len(top) < feedbackMinIn {
+		return false
+	}
+	count := map[*term]int{}
+	for _, r := range top {
+		d := ix.docs[r.id]
+		seen := map[*term]bool{}
+		for _, t := range d.terms {
+			if !seen[t] {
+				seen[t] = true
+				count[t]++
+			}
+		}
+	}
+	type cand struct {
+		t *term
+		w float64
+	}
+	var cands []cand
+	for t, n := range count {
+		if n < feedbackMinIn || t.name == "" || t.df == 0 {
+			continue
+		}
+		if _, in := qt[t.name]; in {
+			continue
+		}
+		cands = append(cands, cand{t, float64(n) / float64(len(top)) * idf(t.df, ix.live)})
+	}
+	if len(cands) == 0 {
+		return false
+	}
+	slices.SortFunc(cands, func(a, b cand) int {
+		return cmp.Or(cmp.Compare(b.w, a.w), strings.Compare(a.t.name, b.t.name))
+	})
+	maxW := cands[0].w
+	for _, c := range cands[:min(len(cands), feedbackTerms)] {
+		qt[c.t.name] = feedbackWeight * c.w / maxW
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package toolsearch
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/mcp"
@@ -56,5 +57,29 @@ func TestParseDomainReadsTermsAndSkipsComments(t *testing.T) {
 	}
 	if len(got) != 2 {
 		t.Errorf("terms %v, want 2", got)
+	}
+}
+
+// Feedback finds, through the words the best tools share, a tool that
+// shares no word with the query; without it that tool is not found.
+func TestFeedbackAddsTheWordsTheBestToolsShare(t *testing.T) {
+	tools := []*mcp.Tool{
+		{Name: "archive_invoice", Description: "Archive an invoice in the ledger."},
+		{Name: "export_invoice", Description: "Export an invoice from the ledger."},
+		{Name: "ledger_balance", Description: "The ledger's balance."},
+		{Name: "paint_fence", Description: "Paint a fence."},
+	}
+	for _, on := range []bool{false, true} {
+		ix := New(&Options{Feedback: on})
+		for _, tool := range tools {
+			ix.Add(Entry{Server: "s", Name: tool.Name, Tool: tool})
+		}
+		got := names(ix.Search(context.Background(), Query{Text: "invoice", K: 5}))
+		if found := slices.Contains(got, "ledger_balance"); found != on {
+			t.Errorf("Feedback %v: hits %v; ledger_balance found %v", on, got, found)
+		}
+		if slices.Contains(got, "paint_fence") {
+			t.Errorf("Feedback %v: hits %v include a tool with no shared word at all", on, got)
+		}
 	}
 }

@@ -46,6 +46,10 @@ type Options struct {
 	// NoBridges are the lexical bridges left out (see [Bridge]); zero
 	// means all are used. For measuring what each buys.
 	NoBridges Bridge
+	// Feedback turns on pseudo-relevance feedback: a second ranking
+	// with the words the first's best tools share. Off by default: it
+	// lowered recall on every set measured (see bridges.go).
+	Feedback bool
 }
 
 // Weights are the BM25F weights of a tool's fields.
@@ -126,6 +130,7 @@ type doc struct {
 // term is one term of the vocabulary: how many live docs have it, and
 // which docs had it (some perhaps removed since).
 type term struct {
+	name     string // the stem, for feedback (see feedbackTerms)
 	df       int
 	postings []posting
 	// dropped says compaction took the term out of the vocabulary: a
@@ -331,7 +336,7 @@ func (ix *Index) addLocked(d *doc) {
 			t = ix.terms[f.term]
 		}
 		if t == nil {
-			t = &term{}
+			t = &term{name: f.term}
 			ix.terms[f.term] = t
 		}
 		t.df++

@@ -41,12 +41,17 @@ func (a *accum) add(id int32, s float64) {
 // release clears what was scored, far less than the whole, and returns a
 // to the pool.
 func (a *accum) release() {
+	a.reset()
+	accums.Put(a)
+}
+
+// reset clears what was scored, for another scoring of the same query.
+func (a *accum) reset() {
 	for _, id := range a.ids {
 		a.score[id], a.have[id], a.seen[id] = 0, 0, false
 	}
 	a.ids = a.ids[:0]
 	a.out = a.out[:0]
-	accums.Put(a)
 }
 
 // order ranks a before b (-1) or after it (1): higher scores first, ties

@@ -170,6 +170,17 @@ func (ix *Index) bm25(text string, acc *accum) []scored {
 	if ix.live == 0 {
 		return nil
 	}
+	qt, values := ix.queryTerms(text)
+	out := ix.score(qt, values, acc)
+	if ix.opts.Feedback && ix.feedbackTermsOf(out, qt) {
+		acc.reset()
+		out = ix.score(qt, values, acc)
+	}
+	return out
+}
+
+// score is bm25 for weighed query terms and values.
+func (ix *Index) score(qt map[string]float64, values []value, acc *accum) []scored {
 	var avg [numFields]float64
 	var norm [numFields]float64
 	for f := range numFields {
@@ -177,7 +188,6 @@ func (ix *Index) bm25(text string, acc *accum) []scored {
 		norm[f] = ix.opts.Weights.of(f)
 	}
 	k1 := ix.opts.K1
-	qt, values := ix.queryTerms(text)
 	// In a fixed order: floating-point sums in map order differ in the
 	// last digits from run to run, and ties would swap places.
 	for _, s := range slices.Sorted(maps.Keys(qt)) {
