@@ -194,6 +194,15 @@ func (u *upstream) transport() (mcp.Transport, error) {
 	if u.local != nil {
 		return localTransport{u.local}, nil
 	}
+	if c.OpenAPI != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), openAPIWait)
+		defer cancel()
+		srv, err := u.openAPIServer(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		return localTransport{srv}, nil
+	}
 	if c.Command != "" {
 		// Looked up first, so a command that is not there is one clear
 		// error per attempt, not a failed start.

@@ -67,7 +67,9 @@ func (u *upstream) do(ctx context.Context, req *mcp.Request, resend bool, f func
 	u.stats.record(time.Since(t0), out != nil)
 	var rpcErr *jsonrpc.Error
 	failed := out != nil && errors.As(out, &rpcErr) && rpcErr.Code >= CodeUpstreamFailed && rpcErr.Code <= CodeUpstreamUnavailable
-	if u.breaker.record(!failed) {
+	// A REST API's calls count their answers themselves (restAPI.call):
+	// a 503 is a result for the client and a failure for the breaker.
+	if (failed || u.cfg.OpenAPI == nil) && u.breaker.record(!failed) {
 		spanEvent(ctx, eventBreakerOpened, attrUpstream.String(u.cfg.Name))
 	}
 	if failed && rpcErr.Code == CodeUpstreamTimeout && errors.Is(context.Cause(ctx), errCallTimeout) {

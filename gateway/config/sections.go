@@ -138,6 +138,7 @@ func (d *decoder) server(v *yaml.Node, p []string) *Server {
 		{"headers", func(v *yaml.Node, p []string) { s.Headers = d.strMap(v, p) }},
 		{"bearerToken", func(v *yaml.Node, p []string) { s.BearerToken = d.str(v, p) }},
 		{"oauth", func(v *yaml.Node, p []string) { s.OAuth = d.oauth(v, p) }},
+		{"openapi", func(v *yaml.Node, p []string) { s.OpenAPI = d.openAPI(v, p) }},
 		{"protocol", func(v *yaml.Node, p []string) { s.Protocol = d.str(v, p) }},
 		{"disabled", func(v *yaml.Node, p []string) { s.Disabled = d.boolean(v, p) }},
 		{"tools", func(v *yaml.Node, p []string) { d.tools(&s.Tools, v, p) }},
@@ -156,6 +157,20 @@ func (d *decoder) server(v *yaml.Node, p []string) *Server {
 		return false
 	})
 	return s
+}
+
+func (d *decoder) openAPI(v *yaml.Node, p []string) *OpenAPI {
+	o := &OpenAPI{}
+	d.fields(d.node(v), p, []field{
+		{"spec", func(v *yaml.Node, p []string) { o.Spec = d.str(v, p) }},
+		{"baseUrl", func(v *yaml.Node, p []string) { o.BaseURL = d.str(v, p) }},
+		{"include", func(v *yaml.Node, p []string) { o.Include = d.strList(v, p) }},
+		{"exclude", func(v *yaml.Node, p []string) { o.Exclude = d.strList(v, p) }},
+		{"allowRemoteRefs", func(v *yaml.Node, p []string) { o.AllowRemoteRefs = d.boolean(v, p) }},
+		{"noOutputSchema", func(v *yaml.Node, p []string) { o.NoOutputSchema = d.boolean(v, p) }},
+		{"maxResponseBytes", func(v *yaml.Node, p []string) { o.MaxResponseBytes = d.integer(v, p) }},
+	}, nil)
+	return o
 }
 
 // keyValue is the value of key in mapping m, aliases followed, or nil.

@@ -87,6 +87,11 @@ type Server struct {
 	// OAuth gets upstream tokens with the library's OAuth client.
 	OAuth *OAuth `json:"oauth,omitempty"`
 
+	// OpenAPI makes a REST API described by OpenAPI the server: each of
+	// its operations a tool, called over HTTP with the credentials of
+	// Headers or BearerToken.
+	OpenAPI *OpenAPI `json:"openapi,omitempty"`
+
 	// Protocol is what the server speaks: "mcp" (MCP; a server that fails
 	// initialize fails to start) or "bare" (a bare tool server: it
 	// answers tools/list and tools/call but not initialize, so none is
@@ -102,6 +107,33 @@ type Server struct {
 
 	// Tools shapes what the server's tools look like through the gateway.
 	Tools ToolPolicy `json:"tools,omitempty"`
+}
+
+// OpenAPI describes a REST API upstream (see package openapi for how
+// operations map to tools).
+type OpenAPI struct {
+	// Spec is the description: a file path (a relative one from the
+	// gateway's working directory) or an http(s) URL. OpenAPI 3.0, 3.1
+	// or Swagger 2.0, in JSON or YAML.
+	Spec string `json:"spec"`
+	// BaseURL is where calls go, over the description's first server.
+	// Calls never go anywhere else: no argument can change the scheme,
+	// host, port or base path.
+	BaseURL string `json:"baseUrl,omitempty"`
+	// Include keeps only the operations a glob matches (path.Match
+	// syntax, on operationId, tool name or tag).
+	Include []string `json:"include,omitempty"`
+	// Exclude drops the operations a glob matches, after Include.
+	Exclude []string `json:"exclude,omitempty"`
+	// AllowRemoteRefs lets the description's $refs fetch documents over
+	// http(s); a description read from a URL needs it for its own
+	// relative $refs.
+	AllowRemoteRefs bool `json:"allowRemoteRefs,omitempty"`
+	// NoOutputSchema leaves the output schemas out of the listing, to
+	// keep a large API's small.
+	NoOutputSchema bool `json:"noOutputSchema,omitempty"`
+	// MaxResponseBytes bounds an answer's body. Default 10 MiB.
+	MaxResponseBytes int `json:"maxResponseBytes,omitempty"`
 }
 
 // ServerOptions are the per-server knobs that Defaults can set for all.

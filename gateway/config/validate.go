@@ -180,12 +180,17 @@ func (v *checker) listen(addr string) {
 func (v *checker) server(s *Server, p []string) {
 	at := func(k string) Pos { return v.src.at(append(p[:len(p):len(p)], k)...) }
 	failed := func(k string) bool { return v.src.failed(append(p[:len(p):len(p)], k)...) }
-	stdio, remote := s.Command != "", s.URL != ""
+	stdio, remote, rest := s.Command != "", s.URL != "", s.OpenAPI != nil
 	switch {
 	case stdio && remote:
 		v.errorf(at("url"), "a server is a command (stdio) or a url (HTTP): keep one", "both command and url are set")
-	case !stdio && !remote && !failed("command") && !failed("url"):
-		v.errorf(v.src.keyAt(p...), `add "command" to start it over stdio, or "url" to reach it over HTTP`, "server %q has neither command nor url", s.Name)
+	case rest && (stdio || remote):
+		v.errorf(at("openapi"), "a server is a command (stdio), a url (MCP over HTTP) or an openapi description (a REST API): keep one", "openapi with command or url")
+	case !stdio && !remote && !rest && !failed("command") && !failed("url") && !failed("openapi"):
+		v.errorf(v.src.keyAt(p...), `add "command" to start it over stdio, "url" to reach it over HTTP, or "openapi" for a REST API`, "server %q has neither command nor url", s.Name)
+	}
+	if rest {
+		v.openAPI(s, append(p[:len(p):len(p)], "openapi"))
 	}
 	switch s.Type {
 	case "":
@@ -255,7 +260,7 @@ func (v *checker) server(s *Server, p []string) {
 			credentials++
 		}
 	}
-	if credentials > 1 && remote {
+	if credentials > 1 && (remote || rest) {
 		v.errorf(at("bearerToken"), "each sets Authorization: keep one", "more than one of headers.Authorization, bearerToken and oauth")
 	}
 	if s.OAuth != nil {
@@ -263,6 +268,43 @@ func (v *checker) server(s *Server, p []string) {
 	}
 	v.protocol(s, at)
 	v.options(&s.ServerOptions, p...)
+}
+
+// openAPI checks a REST API upstream's description settings.
+func (v *checker) openAPI(s *Server, p []string) {
+	o := s.OpenAPI
+	at := func(k string) Pos { return v.src.at(append(p[:len(p):len(p)], k)...) }
+	if o.Spec == "" && !v.src.failed(append(p[:len(p):len(p)], "spec")...) {
+		v.errorf(v.src.keyAt(p...), `add "spec": the description's file path or http(s) URL`, "openapi has no spec")
+	}
+	if strings.Contains(o.Spec, "://") {
+		v.url(o.Spec, at("spec"))
+	}
+	if o.BaseURL != "" {
+		v.url(o.BaseURL, at("baseUrl"))
+	}
+	for _, k := range []struct {
+		key      string
+		patterns []string
+	}{{"include", o.Include}, {"exclude", o.Exclude}} {
+		for _, g := range k.patterns {
+			if _, err := path.Match(g, ""); err != nil {
+				v.errorf(at(k.key), "a glob such as \"repos/*\" or \"pulls*\" (path.Match syntax)", "%s pattern %q is malformed", k.key, g)
+			}
+		}
+	}
+	if o.MaxResponseBytes < 0 {
+		v.errorf(at("maxResponseBytes"), "a size in bytes, such as 10485760 (10 MiB, the default)", "maxResponseBytes is negative")
+	}
+	if s.OAuth != nil {
+		v.errorf(v.src.at(append(p[:len(p)-1:len(p)-1], "oauth")...), "give a REST API its credentials with headers or bearerToken", "oauth is not supported for openapi servers yet")
+	}
+	if s.Protocol != "" || s.ProtocolVersion != "" {
+		v.errorf(v.src.keyAt(p...), "remove protocol and protocolVersion: a REST API speaks HTTP, not MCP", "protocol or protocolVersion with openapi")
+	}
+	if s.Args != nil || s.Env != nil || s.Cwd != "" {
+		v.errorf(v.src.keyAt(p...), "args, env and cwd apply to command (stdio) servers only: remove them", "args, env or cwd with openapi")
+	}
 }
 
 // protocol checks what the server is said to speak.

@@ -1,0 +1,148 @@
+package gateway
+
+// REST API upstreams: a server whose config has openapi is served by an
+// MCP server in this process, one tool per operation of its description
+// (package openapi), whose calls go to the API over HTTP. The gateway
+// reaches it through the same client as any upstream (localTransport),
+// so prefixing, tenants, limits, timeouts, pins, audit, tool search and
+// reload apply to it unchanged.
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/mcpgate/mcpgate/gateway/config"
+	"github.com/mcpgate/mcpgate/internal/redact"
+	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
+	"github.com/mcpgate/mcpgate/openapi"
+)
+
+// maxSkippedLogged bounds the operations named in the log line of a
+// description that maps with some left out.
+const maxSkippedLogged = 10
+
+// openAPIServer loads c's description and returns the MCP server of its
+// operations. A description that cannot be read or has no base URL is
+// an error of the connection, retried as a server that does not start.
+func (u *upstream) openAPIServer(ctx context.Context, c *config.Server) (*mcp.Server, error) {
+	o := c.OpenAPI
+	doc, err := openapi.Load(ctx, o.Spec, openapi.LoadOptions{AllowRemoteRefs: o.AllowRemoteRefs})
+	if err != nil {
+		return nil, fmt.Errorf("the OpenAPI description: %w", err)
+	}
+	base, err := openAPIBase(o.BaseURL, doc.Servers())
+	if err != nil {
+		return nil, err
+	}
+	tools, skipped := openapi.Tools(doc, openapi.MapOptions{Include: o.Include, Exclude: o.Exclude, NoOutputSchema: o.NoOutputSchema})
+	if len(skipped) > 0 {
+		var some []string
+		for _, s := range skipped[:min(len(skipped), maxSkippedLogged)] {
+			some = append(some, fmt.Sprintf("%s %s (%s: %s)", s.Method, s.Path, s.Reason, s.Detail))
+		}
+		u.logger.Warn("gateway: operations of the OpenAPI description left out", "skipped", len(skipped), "mapped", len(tools), "first", some)
+	}
+	if len(tools) == 0 {
+		return nil, fmt.Errorf("the OpenAPI description maps to no tool (%d operations left out; check include and exclude)", len(skipped))
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: cmp.Or(doc.Title(), c.Name), Version: cmp.Or(doc.Version(), "0")}, nil)
+	api := &restAPI{u: u, base: base, cfg: c, limit: int64(o.MaxResponseBytes)}
+	for i := range tools {
+		t := &tools[i]
+		srv.AddTool(&t.Tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return api.call(ctx, t, req.Params.Arguments)
+		})
+	}
+	u.logger.Info("gateway: OpenAPI description mapped", "tools", len(tools), "skipped", len(skipped), "base", base.Redacted())
+	return srv, nil
+}
+
+// openAPIBase is where calls go: the configured baseUrl, else the
+// description's first server, which must then be absolute.
+func openAPIBase(configured string, servers []string) (*url.URL, error) {
+	raw, from := configured, "baseUrl"
+	if raw == "" {
+		if len(servers) == 0 {
+			return nil, errors.New("the OpenAPI description names no server: set openapi.baseUrl")
+		}
+		raw, from = servers[0], "the description's first server"
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%s is not an absolute http(s) URL: set openapi.baseUrl", from)
+	}
+	return u, nil
+}
+
+// restAPI makes the calls of one REST API upstream.
+type restAPI struct {
+	u     *upstream
+	base  *url.URL
+	cfg   *config.Server
+	limit int64
+}
+
+// call builds the operation's request from the arguments (checked
+// against its schema first), sends it with the upstream's credentials
+// to the base URL only, and makes the result from the answer. What the
+// API answers, an error status included, is a result (isError for an
+// error status); 429 and a Retry-After hold the upstream's calls back
+// as an MCP server's would, and 5xx answers and failed connections count
+// against its circuit breaker.
+func (a *restAPI) call(ctx context.Context, t *openapi.Tool, raw json.RawMessage) (*mcp.CallToolResult, error) {
+	args := map[string]any{}
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return toolError("the arguments are not a JSON object: " + err.Error()), nil
+		}
+	}
+	req, err := t.BuildRequest(ctx, a.base, args)
+	if err != nil {
+		var ae *openapi.ArgumentError
+		if errors.As(err, &ae) {
+			return toolError(err.Error()), nil
+		}
+		return nil, err
+	}
+	// After the request is built, so that no argument can set them.
+	for k, v := range a.cfg.Headers {
+		req.Header.Set(k, v)
+	}
+	if a.cfg.BearerToken != "" {
+		req.Header.Set("Authorization", "Bearer "+a.cfg.BearerToken)
+	}
+	client := &http.Client{
+		Transport:     a.u.g.tracing.transport(http.DefaultTransport),
+		CheckRedirect: openapi.CheckRedirect,
+		Timeout:       a.u.timeout(),
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		a.u.breaker.record(false)
+		return nil, fmt.Errorf("%s %s: %s", t.Method, t.Path, redact.String(err.Error()))
+	}
+	a.u.breaker.record(resp.StatusCode < 500)
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		a.u.noteRateLimit(ctx, &mcphttp.HTTPError{Status: resp.StatusCode, Header: resp.Header, Method: req.Method})
+	}
+	res, err := openapi.ResultFromResponse(resp, a.limit)
+	if err != nil {
+		return toolError(fmt.Sprintf("%s %s: %v", t.Method, t.Path, err)), nil
+	}
+	return res, nil
+}
+
+func toolError(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// openAPIWait bounds loading a description at connect, apart from the
+// call timeout: a remote one may be large.
+const openAPIWait = 2 * time.Minute

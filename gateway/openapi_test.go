@@ -1,0 +1,327 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpgate/mcpgate/gateway/config"
+	"github.com/mcpgate/mcpgate/jsonrpc"
+	"github.com/mcpgate/mcpgate/mcp"
+)
+
+// shopSpec is the description of the REST API the tests serve: items by
+// id, a search with a query, an order with a JSON body, and operations
+// whose answers the tests choose (slow, big, busy, failing, moved).
+const shopSpec = `openapi: 3.0.3
+info: {title: Shop, version: "1.0"}
+servers: [{url: "http://shop.invalid/v1"}]
+paths:
+  /items/{id}:
+    get:
+      operationId: getItem
+      summary: Get an item by its id
+      parameters:
+        - {name: id, in: path, required: true, schema: {type: string}}
+      responses:
+        "200": {description: the item, content: {application/json: {schema: {type: object}}}}
+  /items:
+    get:
+      operationId: searchItems
+      summary: Search the items
+      parameters:
+        - {name: q, in: query, required: true, schema: {type: string}}
+        - {name: token, in: query, schema: {type: string}}
+      responses: {"200": {description: items}}
+  /orders:
+    post:
+      operationId: createOrder
+      summary: Place an order
+      requestBody:
+        required: true
+        content: {application/json: {schema: {type: object, required: [item], properties: {item: {type: string}, quantity: {type: integer, minimum: 1}}}}}
+      responses: {"201": {description: placed}}
+  /slow: {get: {operationId: slow, responses: {"200": {description: late}}}}
+  /big: {get: {operationId: big, responses: {"200": {description: large}}}}
+  /busy: {get: {operationId: busy, responses: {"200": {description: busy}}}}
+  /broken: {get: {operationId: broken, responses: {"200": {description: failing}}}}
+  /moved: {get: {operationId: moved, responses: {"200": {description: redirected}}}}
+`
+
+// shopAPI is the REST API on loopback: it records each request it gets,
+// and elsewhere is another origin, where /moved redirects.
+type shopAPI struct {
+	srv, elsewhere *httptest.Server
+	mu             sync.Mutex
+	got            []*http.Request
+	bodies         []string
+	foreign        atomic.Int32 // requests that reached the other origin
+}
+
+func newShopAPI(t *testing.T) *shopAPI {
+	a := &shopAPI{}
+	a.elsewhere = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a.foreign.Add(1)
+		w.Write([]byte(`{"leaked":true}`))
+	}))
+	t.Cleanup(a.elsewhere.Close)
+	a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		a.mu.Lock()
+		a.got = append(a.got, r)
+		a.bodies = append(a.bodies, string(body))
+		a.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/v1/slow":
+			select {
+			case <-r.Context().Done():
+			case <-time.After(10 * time.Second): // a bound on a hang
+			}
+		case "/v1/big":
+			w.Write([]byte(`{"pad":"` + strings.Repeat("x", 4096) + `"}`))
+		case "/v1/busy":
+			w.Header().Set("Retry-After", "60")
+			w.WriteHeader(http.StatusTooManyRequests)
+			w.Write([]byte(`{"message":"slow down"}`))
+		case "/v1/broken":
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write([]byte(`{"error":{"message":"maintenance"}}`))
+		case "/v1/moved":
+			http.Redirect(w, r, a.elsewhere.URL+"/steal", http.StatusFound)
+		case "/v1/orders":
+			w.WriteHeader(http.StatusCreated)
+			w.Write([]byte(`{"order":"o-1","echo":` + string(body) + `}`))
+		default:
+			w.Write([]byte(`{"path":"` + r.URL.Path + `","query":"` + r.URL.RawQuery + `"}`))
+		}
+	}))
+	t.Cleanup(a.srv.Close)
+	return a
+}
+
+func (a *shopAPI) last() (*http.Request, string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.got) == 0 {
+		return nil, ""
+	}
+	return a.got[len(a.got)-1], a.bodies[len(a.bodies)-1]
+}
+
+func (a *shopAPI) count() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.got)
+}
+
+const shopToken = "sk-live-shop0123456789abcdef"
+
+// shopGateway serves the shop API through a gateway with an audit log.
+func shopGateway(t *testing.T) (*shopAPI, *mcp.ClientSession, *Audit) {
+	t.Helper()
+	api := newShopAPI(t)
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "shop.yaml")
+	if err := os.WriteFile(spec, []byte(shopSpec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	audit, err := OpenAudit(filepath.Join(dir, "audit.db"), 0, (&logBuffer{}).logger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { audit.Close() })
+	s := &configServer{Name: "shop", OpenAPI: &config.OpenAPI{Spec: spec, BaseURL: api.srv.URL + "/v1", MaxResponseBytes: 1024},
+		Headers: map[string]string{"Authorization": "Bearer " + shopToken}, ServerOptions: config.ServerOptions{Timeout: config.Duration(500 * time.Millisecond)}}
+	g := runConfigured(t, &config.Config{Servers: map[string]*config.Server{"shop": s}}, &Options{Logger: (&logBuffer{}).logger(), Audit: audit})
+	waitState(t, g, StateReady)
+	return api, connectTo(t, g.Server(), &mcp.ClientOptions{ProtocolVersion: "2025-11-25"}), audit
+}
+
+// TestARESTAPIServesItsOperationsAsTools: the description's operations are
+// the server's tools, prefixed; a call becomes the request the
+// description says, with the configured credentials, and its answer the
+// result; bad arguments are a tool error naming the field, and nothing
+// is sent.
+func TestARESTAPIServesItsOperationsAsTools(t *testing.T) {
+	api, cs, _ := shopGateway(t)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	for _, want := range []string{"shop_getItem", "shop_searchItems", "shop_createOrder"} {
+		if !strings.Contains(strings.Join(names, " "), want) {
+			t.Errorf("tools %v lack %s", names, want)
+		}
+	}
+
+	tests := []struct {
+		tool      string
+		args      map[string]any
+		wantLine  string // method and request URI the API got
+		wantBody  string
+		wantInRes string
+	}{
+		{"shop_getItem", map[string]any{"id": "a 1/2"}, "GET /v1/items/a%201%2F2", "", `"path":"/v1/items/a 1/2"`},
+		{"shop_searchItems", map[string]any{"q": "red shoes"}, "GET /v1/items?q=red%20shoes", "", `"query":"q=red%20shoes"`},
+		{"shop_createOrder", map[string]any{"item": "i-9", "quantity": 2}, "POST /v1/orders", `{"item":"i-9","quantity":2}`, `"order":"o-1"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool, func(t *testing.T) {
+			r, err := cs.CallTool(context.Background(), tt.tool, tt.args)
+			if err != nil || r.IsError {
+				t.Fatalf("call: %v %+v", err, r)
+			}
+			req, body := api.last()
+			if got := req.Method + " " + req.URL.RequestURI(); got != tt.wantLine {
+				t.Errorf("the API got %s, want %s", got, tt.wantLine)
+			}
+			if req.Header.Get("Authorization") != "Bearer "+shopToken {
+				t.Errorf("Authorization %q, want the configured credential", req.Header.Get("Authorization"))
+			}
+			if tt.wantBody != "" && strings.TrimSpace(body) != tt.wantBody {
+				t.Errorf("body %s, want %s", body, tt.wantBody)
+			}
+			text, _ := json.Marshal(r)
+			if !strings.Contains(string(text), tt.wantInRes) {
+				t.Errorf("result %s lacks %s", text, tt.wantInRes)
+			}
+		})
+	}
+
+	n := api.count()
+	r, err := cs.CallTool(context.Background(), "shop_createOrder", map[string]any{"quantity": 0})
+	if err != nil || !r.IsError {
+		t.Fatalf("bad arguments: %v %+v, want a tool error", err, r)
+	}
+	if text := r.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "item") || !strings.Contains(text, "quantity") {
+		t.Errorf("the error %q does not name each bad field", text)
+	}
+	if api.count() != n {
+		t.Error("a call with bad arguments reached the API")
+	}
+}
+
+// TestARESTAPIsCallsStayOnItsOrigin: no argument moves a request off the
+// base URL, a redirect to another origin is not followed (so the
+// credentials never go there), and the API's answer is bounded.
+func TestARESTAPIsCallsStayOnItsOrigin(t *testing.T) {
+	api, cs, _ := shopGateway(t)
+	for _, id := range []string{"../../admin", "//evil.example/x", "http://evil.example/", "%2e%2e%2fadmin", "x?y=1#z", "@evil.example"} {
+		r, err := cs.CallTool(context.Background(), "shop_getItem", map[string]any{"id": id})
+		if err != nil {
+			t.Fatalf("id %q: %v", id, err)
+		}
+		if req, _ := api.last(); !r.IsError && (req == nil || !strings.HasPrefix(req.URL.Path, "/v1/items/")) {
+			t.Errorf("id %q reached %v", id, req.URL)
+		}
+	}
+	r, err := cs.CallTool(context.Background(), "shop_moved", nil)
+	if err != nil || !r.IsError {
+		t.Errorf("a redirect to another origin: %v %+v, want a tool error", err, r)
+	}
+	if n := api.foreign.Load(); n != 0 {
+		t.Errorf("%d requests reached the other origin", n)
+	}
+	r, err = cs.CallTool(context.Background(), "shop_big", nil)
+	if err != nil || !r.IsError || !strings.Contains(text(r), "larger than the limit") {
+		t.Errorf("an answer past maxResponseBytes: %v %+v (%s), want a tool error saying it is too large", err, r, text(r))
+	}
+}
+
+// TestARESTAPIsRefusalsHoldItsCallsBack: a 429 with Retry-After is the
+// API's answer for that call (isError, with the status and the wait)
+// and holds the server's next calls back without reaching it; 503s open
+// the circuit breaker; a call past the timeout is a timeout.
+func TestARESTAPIsRefusalsHoldItsCallsBack(t *testing.T) {
+	t.Run("429", func(t *testing.T) {
+		api, cs, _ := shopGateway(t)
+		r, err := cs.CallTool(context.Background(), "shop_busy", nil)
+		if err != nil || !r.IsError {
+			t.Fatalf("429: %v %+v, want a tool error", err, r)
+		}
+		if text := r.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "429") || !strings.Contains(text, "slow down") || !strings.Contains(text, "60") {
+			t.Errorf("the result %q lacks the status, the API's message or the Retry-After", text)
+		}
+		n := api.count()
+		_, err = cs.CallTool(context.Background(), "shop_getItem", map[string]any{"id": "1"})
+		if e := (*jsonrpc.Error)(nil); !errors.As(err, &e) || e.Code != CodeRateLimited {
+			t.Errorf("the next call: %v, want code %d", err, CodeRateLimited)
+		}
+		if api.count() != n {
+			t.Error("a call within the API's Retry-After reached it")
+		}
+	})
+	t.Run("503s", func(t *testing.T) {
+		api, cs, _ := shopGateway(t)
+		for i := range breakerThreshold {
+			r, err := cs.CallTool(context.Background(), "shop_broken", nil)
+			if err != nil || !r.IsError || !strings.Contains(r.Content[0].(*mcp.TextContent).Text, "maintenance") {
+				t.Fatalf("503 #%d: %v %+v, want a tool error with the API's message", i, err, r)
+			}
+		}
+		n := api.count()
+		_, err := cs.CallTool(context.Background(), "shop_getItem", map[string]any{"id": "1"})
+		if e := (*jsonrpc.Error)(nil); !errors.As(err, &e) || e.Code != CodeUpstreamUnavailable {
+			t.Errorf("after %d 503s: %v, want code %d (the breaker open)", breakerThreshold, err, CodeUpstreamUnavailable)
+		}
+		if api.count() != n {
+			t.Error("a call reached the API through an open breaker")
+		}
+	})
+	t.Run("timeout", func(t *testing.T) {
+		_, cs, _ := shopGateway(t)
+		_, err := cs.CallTool(context.Background(), "shop_slow", nil)
+		if e := (*jsonrpc.Error)(nil); !errors.As(err, &e) || e.Code != CodeUpstreamTimeout {
+			t.Errorf("a call past the timeout: %v, want code %d", err, CodeUpstreamTimeout)
+		}
+	})
+}
+
+// TestARESTAPIsSecretsAreRedactedInTheAuditLog: a secret passed as an
+// argument is in the audit record as [redacted].
+func TestARESTAPIsSecretsAreRedactedInTheAuditLog(t *testing.T) {
+	_, cs, audit := shopGateway(t)
+	if r, err := cs.CallTool(context.Background(), "shop_searchItems", map[string]any{"q": "x", "token": shopToken}); err != nil || r.IsError {
+		t.Fatalf("call: %v %+v", err, r)
+	}
+	var rec AuditRecord
+	waitUntil(t, func() bool {
+		recs, _ := audit.Query(context.Background(), time.Hour, 100)
+		for _, r := range recs {
+			if r.Tool == "shop_searchItems" {
+				rec = r
+				return true
+			}
+		}
+		return false
+	}, "the call's audit record")
+	if strings.Contains(rec.Arguments, shopToken) || !strings.Contains(rec.Arguments, "[redacted]") {
+		t.Errorf("audited arguments %s: want the token redacted", rec.Arguments)
+	}
+}
+
+func text(r *mcp.CallToolResult) string {
+	if r == nil || len(r.Content) == 0 {
+		return ""
+	}
+	t, _ := r.Content[0].(*mcp.TextContent)
+	if t == nil {
+		return ""
+	}
+	return t.Text
+}
