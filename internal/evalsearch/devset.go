@@ -109,6 +109,9 @@ func runDevset(qs []devQuery, toolsDir string, opts *toolsearch.Options, servers
 	}
 	ix := toolsearch.New(opts)
 	ix.Add(es...)
+	if err := ix.WaitEmbedded(context.Background()); err != nil {
+		return nil, 0, err
+	}
 	ranks := make([]int, len(qs))
 	for i, q := range qs {
 		for r, h := range ix.Search(context.Background(), toolsearch.Query{Text: q.text, K: 10, Servers: servers}) {

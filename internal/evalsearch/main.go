@@ -27,6 +27,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpgate/mcpgate/toolsearch"
+	"github.com/mcpgate/mcpgate/toolsearch/wordvec"
 )
 
 func main() {
@@ -41,6 +42,7 @@ func main() {
 	devset := flag.String("devset", "", "also report the project's development set in this folder (tasks.jsonl, queries.jsonl, gold.jsonl), by half and kind")
 	tools := flag.String("tools", "../shared/eval/tools", "with -devset: the folder of the 74 servers' tool definitions")
 	noBridges := flag.Uint("no-bridges", 0, "with -inproc and -devset: toolsearch.Options.NoBridges, the lexical bridges left out (a bit mask: 1 WordNet, 2 the domain map, 4 feedback)")
+	wordVectors := flag.Bool("wordvec", false, "with -inproc and -devset: fuse BM25 with the offline word vectors of toolsearch/wordvec (Options.Embedder)")
 	devMissN := flag.Int("dev-misses", 0, "with -devset: print this many dev-half queries whose gold tool is not first")
 	flag.Parse()
 	log.SetFlags(0)
@@ -78,6 +80,9 @@ func main() {
 				log.Fatalf("-weights: %v", err)
 			}
 		}
+		if *wordVectors {
+			opts.Embedder = wordvec.Embedder{}
+		}
 		err = searchHere(catalog, qs, out, *servers, opts)
 	} else {
 		err = searchWithCLI(*bin, tmp, catalog, queries, out, *servers)
@@ -107,7 +112,11 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		dr, nt, err := runDevset(dq, *tools, &toolsearch.Options{K1: *k1, NoBridges: toolsearch.Bridge(*noBridges)}, *servers)
+		dopts := &toolsearch.Options{K1: *k1, NoBridges: toolsearch.Bridge(*noBridges)}
+		if *wordVectors {
+			dopts.Embedder = wordvec.Embedder{}
+		}
+		dr, nt, err := runDevset(dq, *tools, dopts, *servers)
 		if err != nil {
 			log.Fatalf("%v (set -tools)", err)
 		}
@@ -145,6 +154,9 @@ func searchHere(catalog string, qs []query, out string, servers int, opts *tools
 	}
 	ix := toolsearch.New(opts)
 	ix.Add(es...)
+	if err := ix.WaitEmbedded(context.Background()); err != nil {
+		return err
+	}
 	var b strings.Builder
 	for i, q := range qs {
 		var res []map[string]any
