@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -295,6 +296,30 @@ func BenchmarkNearest(b *testing.B) {
 				ix.vectors.nearest(vecs[i%len(vecs)], ix.docs, nil, 100)
 				i++
 			}
+		})
+	}
+}
+
+// BenchmarkQueryLatency reports the median and 99th percentile of one
+// query's time at each catalog size, bridges on (the default): the
+// issue's bound is a median under 1 ms at 10,000 tools.
+func BenchmarkQueryLatency(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			ix := build(synthCatalog(b, n), nil)
+			runtime.GC()
+			ctx := context.Background()
+			var took []time.Duration
+			i := 0
+			for b.Loop() {
+				t0 := time.Now()
+				ix.Search(ctx, Query{Text: benchQueries[i%len(benchQueries)], K: 10})
+				took = append(took, time.Since(t0))
+				i++
+			}
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(took[len(took)*99/100].Microseconds()), "p99-µs")
 		})
 	}
 }
