@@ -41,7 +41,8 @@ func main() {
 	inproc := flag.Bool("inproc", false, "search in this process instead of running mcpgate (for quick experiments)")
 	devset := flag.String("devset", "", "also report the project's development set in this folder (tasks.jsonl, queries.jsonl, gold.jsonl), by half and kind")
 	tools := flag.String("tools", "../shared/eval/tools", "with -devset: the folder of the 74 servers' tool definitions")
-	noBridges := flag.Uint("no-bridges", 0, "with -inproc and -devset: toolsearch.Options.NoBridges, the lexical bridges left out (a bit mask: 1 WordNet, 2 the domain map, 4 feedback)")
+	noBridges := flag.Uint("no-bridges", 0, "with -inproc and -devset: toolsearch.Options.NoBridges, the lexical bridges left out (a bit mask: 1 WordNet, 2 the domain map)")
+	feedback := flag.Bool("feedback", false, "with -inproc and -devset: toolsearch.Options.Feedback (pseudo-relevance feedback)")
 	wordVectors := flag.Bool("wordvec", false, "with -inproc and -devset: fuse BM25 with the offline word vectors of toolsearch/wordvec (Options.Embedder)")
 	devMissN := flag.Int("dev-misses", 0, "with -devset: print this many dev-half queries whose gold tool is not first")
 	flag.Parse()
@@ -73,7 +74,7 @@ func main() {
 	}
 	out := filepath.Join(tmp, "out.jsonl")
 	if *inproc {
-		opts := &toolsearch.Options{K1: *k1, NoBridges: toolsearch.Bridge(*noBridges)}
+		opts := &toolsearch.Options{K1: *k1, NoBridges: toolsearch.Bridge(*noBridges), Feedback: *feedback}
 		if *weights != "" {
 			w := &opts.Weights
 			if _, err := fmt.Sscanf(*weights, "%g,%g,%g,%g,%g,%g,%g,%g", &w.Server, &w.Name, &w.Title, &w.Summary, &w.Description, &w.Params, &w.ParamDocs, &w.Meta); err != nil {
@@ -112,7 +113,7 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		dopts := &toolsearch.Options{K1: *k1, NoBridges: toolsearch.Bridge(*noBridges)}
+		dopts := &toolsearch.Options{K1: *k1, NoBridges: toolsearch.Bridge(*noBridges), Feedback: *feedback}
 		if *wordVectors {
 			dopts.Embedder = wordvec.Embedder{}
 		}
