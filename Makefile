@@ -24,7 +24,11 @@ FUZZ_TARGETS := \
 	./toolsearch:FuzzQueryValues \
 	./toolsearch:FuzzWords \
 	./toolsearch:FuzzEstimate \
-	./toolsearch/lexicon:FuzzLexicon
+	./toolsearch/lexicon:FuzzLexicon \
+	./toolsearch/wordvec:FuzzEmbed \
+	./toolsearch/wordvec:FuzzRead \
+	./openapi:FuzzLoad \
+	./openapi:FuzzBuildRequest
 
 .PHONY: eval-search test commits deps vet unit fuzz conformance conformance-next conformance-cluster build docs bench interop
 
