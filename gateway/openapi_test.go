@@ -130,6 +130,13 @@ const shopToken = "sk-live-shop0123456789abcdef"
 // shopGateway serves the shop API through a gateway with an audit log.
 func shopGateway(t *testing.T) (*shopAPI, *mcp.ClientSession, *Audit) {
 	t.Helper()
+	api, _, _, cs, audit := shopSetup(t)
+	return api, cs, audit
+}
+
+// shopSetup is shopGateway, with the gateway and the server's config.
+func shopSetup(t *testing.T) (*shopAPI, *Gateway, *config.Server, *mcp.ClientSession, *Audit) {
+	t.Helper()
 	api := newShopAPI(t)
 	dir := t.TempDir()
 	spec := filepath.Join(dir, "shop.yaml")
@@ -145,7 +152,32 @@ func shopGateway(t *testing.T) (*shopAPI, *mcp.ClientSession, *Audit) {
 		Headers: map[string]string{"Authorization": "Bearer " + shopToken}, ServerOptions: config.ServerOptions{Timeout: config.Duration(500 * time.Millisecond)}}
 	g := runConfigured(t, &config.Config{Servers: map[string]*config.Server{"shop": s}}, &Options{Logger: (&logBuffer{}).logger(), Audit: audit})
 	waitState(t, g, StateReady)
-	return api, connectTo(t, g.Server(), &mcp.ClientOptions{ProtocolVersion: "2025-11-25"}), audit
+	return api, g, s, connectTo(t, g.Server(), &mcp.ClientOptions{ProtocolVersion: "2025-11-25"}), audit
+}
+
+// TestARESTAPIsToolsFollowAReload: a reload that narrows include maps
+// the description again, and only the operations it keeps are tools.
+func TestARESTAPIsToolsFollowAReload(t *testing.T) {
+	_, g, s, cs, _ := shopSetup(t)
+	next := *s
+	o := *s.OpenAPI
+	o.Include = []string{"getItem", "search*"}
+	next.OpenAPI = &o
+	g.Reload(&config.Config{Servers: map[string]*config.Server{"shop": &next}})
+	want := "shop_getItem shop_searchItems"
+	var got string
+	waitUntil(t, func() bool {
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			return false
+		}
+		var names []string
+		for _, tool := range res.Tools {
+			names = append(names, tool.Name)
+		}
+		got = strings.Join(names, " ")
+		return got == want
+	}, "the tools after the reload to be %s (last: %s)", want, got)
 }
 
 // TestARESTAPIServesItsOperationsAsTools: the description's operations are
