@@ -40,10 +40,13 @@ commits:
 	@scripts/check-commits.sh
 
 # The pinned npm servers of the real-server test (cmd/mcpgate/testdata/
-# realservers/core), installed here so that the test's time is its own.
+# realservers/core), and Prism and the OpenAPI descriptions of openapi's
+# tests (openapi/testdata/npm), installed here so that the tests' time is
+# their own.
 deps:
 	@scripts/ensure-deps.sh
 	@cmd/mcpgate/testdata/realservers/install.sh core
+	@openapi/testdata/npm/install.sh
 
 vet:
 	$(GO) vet ./...
