@@ -122,8 +122,10 @@ func parseDomain(text string) map[string][]string {
 // each pair of adjacent words of the query that the map knows.
 func (ix *Index) domainTermsOf(tx *analysis, w map[string]float64) {
 	for i, word := range tx.words {
-		for _, o := range domainTerms[word] {
-			ix.bridge(w, o, domainWeight)
+		if !tx.info[i].stop {
+			for _, o := range domainTerms[word] {
+				ix.bridge(w, o, domainWeight)
+			}
 		}
 		if i+1 < len(tx.words) {
 			for _, o := range domainTerms[word+" "+tx.words[i+1]] {
