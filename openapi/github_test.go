@@ -8,18 +8,22 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/mcpgate/mcpgate/toolsearch"
 )
 
 // githubDescription is GitHub's description from the @octokit/openapi npm
-// package (23.0.2), unpacked in /tmp/octokit-openapi, or where
-// OPENAPI_GITHUB_JSON says.
+// package (23.0.2, pinned in testdata/npm), or where OPENAPI_GITHUB_JSON
+// says.
 func githubDescription(tb testing.TB) string {
 	tb.Helper()
-	p := cmp.Or(os.Getenv("OPENAPI_GITHUB_JSON"), "/tmp/octokit-openapi/package/generated/api.github.com.json")
-	if _, err := os.Stat(p); err != nil {
-		tb.Skipf("GitHub's description is not at %s: `npm pack @octokit/openapi@23.0.2` and unpack it into /tmp/octokit-openapi, or set OPENAPI_GITHUB_JSON (%v)", p, err)
+	if p := os.Getenv("OPENAPI_GITHUB_JSON"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			tb.Fatalf("OPENAPI_GITHUB_JSON: %v", err)
+		}
+		return p
 	}
-	return p
+	return npmInstalled(tb, "@octokit/openapi/generated/api.github.com.json")
 }
 
 func TestGitHubDescriptionMapsToTools(t *testing.T) {
@@ -74,5 +78,52 @@ func BenchmarkGitHubLoad(b *testing.B) {
 		if _, err := Load(context.Background(), path, LoadOptions{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestGitHubToolsAreFoundByTheirTasks indexes GitHub's tools in
+// toolsearch, as a gateway does for a large API, and checks that a task
+// in a user's words finds its operation among the first five.
+func TestGitHubToolsAreFoundByTheirTasks(t *testing.T) {
+	tools, _ := Tools(mustLoad(t, githubDescription(t), LoadOptions{}), MapOptions{})
+	ix := toolsearch.New(nil)
+	operation := map[string]string{}
+	for i := range tools {
+		ix.Add(toolsearch.Entry{Server: "github", Tool: &tools[i].Tool})
+		operation[tools[i].Tool.Name] = tools[i].OperationID
+	}
+	tests := []struct {
+		task   string
+		want   []string // operationIds, any of which answers the task
+		within int      // the rank it must reach; zero means 5
+	}{
+		{task: "create an issue", want: []string{"issues/create"}},
+		{task: "get the contents of a file in a repo", want: []string{"repos/get-content"}},
+		{task: "star a repository", want: []string{"activity/star-repo-for-authenticated-user"}},
+		{task: "list workflow runs", want: []string{"actions/list-workflow-runs-for-repo", "actions/list-workflow-runs"}},
+		{task: "list the pull requests of a repository", want: []string{"pulls/list"}},
+		{task: "merge a pull request", want: []string{"pulls/merge"}},
+		{task: "add a comment to an issue", want: []string{"issues/create-comment"}},
+		{task: "create a release", want: []string{"repos/create-release"}},
+		{task: "fork a repository", want: []string{"repos/create-fork"}},
+		{task: "search code", want: []string{"search/code"}},
+		{task: "add labels to an issue", want: []string{"issues/add-labels"}},
+		// Sixth: "open" also says create (pulls/create is third), and the
+		// pull-request-creation-cap tools share "pull request" and
+		// "repository".
+		{task: "list the open pull requests of a repository", want: []string{"pulls/list"}, within: 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.task, func(t *testing.T) {
+			within := cmp.Or(tt.within, 5)
+			hits := ix.Search(context.Background(), toolsearch.Query{Text: tt.task, K: within})
+			var got []string
+			for _, h := range hits {
+				got = append(got, operation[h.Name])
+			}
+			if !slices.ContainsFunc(got, func(op string) bool { return slices.Contains(tt.want, op) }) {
+				t.Errorf("the first %d for %q are %v, none of %v", within, tt.task, got, tt.want)
+			}
+		})
 	}
 }
