@@ -24,6 +24,13 @@ import (
 	"github.com/mcpgate/mcpgate/openapi"
 )
 
+// largeAPITools is how many tools make a REST API large: one whose
+// listing nobody set (toolSearch.servers, toolSearch.listing, the
+// tenant's toolListing) is in search mode rather than full, so that a
+// client sees the meta-tools and the few tools a search finds, not
+// hundreds of definitions (GitHub's description maps to 1,223).
+const largeAPITools = 100
+
 // maxSkippedLogged bounds the operations named in the log line of a
 // description that maps with some left out.
 const maxSkippedLogged = 10
@@ -52,6 +59,7 @@ func (u *upstream) openAPIServer(ctx context.Context, c *config.Server) (*mcp.Se
 	if len(tools) == 0 {
 		return nil, fmt.Errorf("the OpenAPI description maps to no tool (%d operations left out; check include and exclude)", len(skipped))
 	}
+	u.largeAPI.Store(len(tools) > largeAPITools)
 	srv := mcp.NewServer(&mcp.Implementation{Name: cmp.Or(doc.Title(), c.Name), Version: cmp.Or(doc.Version(), "0")}, nil)
 	api := &restAPI{u: u, base: base, cfg: c, limit: int64(o.MaxResponseBytes)}
 	for i := range tools {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -356,4 +357,64 @@ func text(r *mcp.CallToolResult) string {
 		return ""
 	}
 	return t.Text
+}
+
+// TestALargeRESTAPIGoesStraightIntoToolSearch: an API of more than
+// largeAPITools operations, with no listing set for it, is listed in
+// search mode (the meta-tools, which find its tools); a listing set for
+// it is kept.
+func TestALargeRESTAPIGoesStraightIntoToolSearch(t *testing.T) {
+	api := newShopAPI(t)
+	var b strings.Builder
+	b.WriteString("openapi: 3.0.3\ninfo: {title: Big, version: \"1\"}\npaths:\n")
+	colours := []string{"red", "green", "blue", "amber", "violet", "cyan", "ochre", "teal", "coral", "indigo", "olive", "plum"}
+	things := []string{"gadget", "widget", "sprocket", "lantern", "kettle", "anvil", "saddle", "compass", "ladder", "banner"}
+	for i := range largeAPITools + 20 { // 120: each colour and thing once
+		fmt.Fprintf(&b, "  /things%d:\n    get:\n      operationId: getThing%d\n      summary: Get the %s %s\n      responses: {\"200\": {description: ok}}\n", i, i, colours[i%len(colours)], things[i/len(colours)])
+	}
+	spec := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(spec, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name    string
+		listing map[string]string
+		full    bool
+	}{
+		{"no listing set", nil, false},
+		{"listing full set for it", map[string]string{"big": config.ListingFull}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &configServer{Name: "big", OpenAPI: &config.OpenAPI{Spec: spec, BaseURL: api.srv.URL + "/v1"}}
+			cfg := &config.Config{Servers: map[string]*config.Server{"big": s}, ToolSearch: config.ToolSearch{Servers: tt.listing}}
+			g := runConfigured(t, cfg, &Options{Logger: (&logBuffer{}).logger()})
+			waitState(t, g, StateReady)
+			cs := connectTo(t, g.Server(), &mcp.ClientOptions{ProtocolVersion: "2025-11-25"})
+			res, err := cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var listed, meta int
+			for _, tool := range res.Tools {
+				switch {
+				case isMetaTool(tool.Name):
+					meta++
+				case strings.HasPrefix(tool.Name, "big_"):
+					listed++
+				}
+			}
+			if tt.full {
+				if listed != largeAPITools+20 || meta != 0 {
+					t.Errorf("listed %d of the API's tools and %d meta-tools, want all %d and none", listed, meta, largeAPITools+20)
+				}
+				return
+			}
+			if listed != 0 || meta != 3 {
+				t.Fatalf("listed %d of the API's tools and %d meta-tools, want none and the 3 meta-tools", listed, meta)
+			}
+			if got := firstOf(searchTop(t, cs, "fetch the violet kettle", 3)); got != "big_getThing52" {
+				t.Errorf("search_tools found %q first, want big_getThing52 (the violet kettle)", got)
+			}
+		})
+	}
 }

@@ -152,6 +152,11 @@ func (g *Gateway) listingLocked(ctx context.Context, server string) string {
 		}
 	}
 	ts := &g.cfg.ToolSearch
+	if ts.Servers[server] == "" && ts.Listing == "" {
+		if u := g.upstreams[server]; u != nil && u.largeAPI.Load() {
+			return config.ListingSearch
+		}
+	}
 	return cmp.Or(ts.Servers[server], ts.Listing, config.ListingFull)
 }
 

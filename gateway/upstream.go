@@ -58,6 +58,9 @@ type upstream struct {
 	cfg    *config.Server
 	logger *slog.Logger
 	slots  chan struct{} // the concurrency bound
+	// largeAPI says the server is a REST API whose description maps to
+	// more than largeAPITools tools (openapi.go).
+	largeAPI atomic.Bool
 
 	mu      sync.Mutex
 	state   State
