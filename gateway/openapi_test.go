@@ -19,6 +19,7 @@ import (
 	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
+	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
 // shopSpec is the description of the REST API the tests serve: items by
@@ -414,6 +415,87 @@ func TestALargeRESTAPIGoesStraightIntoToolSearch(t *testing.T) {
 			}
 			if got := firstOf(searchTop(t, cs, "fetch the violet kettle", 3)); got != "big_getThing52" {
 				t.Errorf("search_tools found %q first, want big_getThing52 (the violet kettle)", got)
+			}
+		})
+	}
+}
+
+// TestARESTAPICallsWithEachTenantsCredentials: a tenant's credentials
+// for a REST API server are the ones its calls carry; a tenant without
+// its own gets the server's.
+func TestARESTAPICallsWithEachTenantsCredentials(t *testing.T) {
+	api := newShopAPI(t)
+	spec := filepath.Join(t.TempDir(), "shop.yaml")
+	if err := os.WriteFile(spec, []byte(shopSpec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := &configServer{Name: "shop", OpenAPI: &config.OpenAPI{Spec: spec, BaseURL: api.srv.URL + "/v1"}, BearerToken: "shared-token"}
+	cfg := &config.Config{
+		Servers: map[string]*config.Server{"shop": s},
+		Tenants: map[string]*config.Tenant{
+			"acme":    {Principals: []string{"apikey:alice"}, Credentials: map[string]*config.Credentials{"shop": {BearerToken: "acme-token"}}},
+			"globex":  {Principals: []string{"apikey:bob"}, Credentials: map[string]*config.Credentials{"shop": {Headers: map[string]string{"Authorization": "Bearer globex-token"}}}},
+			"initech": {Principals: []string{"apikey:carol"}},
+		},
+	}
+	g := runConfigured(t, cfg, &Options{Logger: (&logBuffer{}).logger()})
+	waitState(t, g, StateReady)
+	srv := serveTenants(t, g)
+	for _, tt := range []struct{ user, want string }{
+		{"alice", "Bearer acme-token"},
+		{"bob", "Bearer globex-token"},
+		{"carol", "Bearer shared-token"},
+	} {
+		t.Run(tt.user, func(t *testing.T) {
+			cs, err := mcp.NewClient(nil, nil).Connect(context.Background(), &mcphttp.ClientTransport{Endpoint: srv.URL + "/mcp", Header: http.Header{"X-User": {tt.user}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			var r *mcp.CallToolResult
+			waitUntil(t, func() bool {
+				r, err = cs.CallTool(context.Background(), "shop_getItem", map[string]any{"id": tt.user})
+				return err == nil
+			}, "a call of shop_getItem for %s (last: %v)", tt.user, err)
+			if r.IsError {
+				t.Fatalf("call: %+v", r)
+			}
+			req, _ := api.last()
+			if got := req.Header.Get("Authorization"); got != tt.want || req.URL.Path != "/v1/items/"+tt.user {
+				t.Errorf("the API got %s with Authorization %q, want /v1/items/%s with %q", req.URL.Path, got, tt.user, tt.want)
+			}
+		})
+	}
+}
+
+// A tenant's Authorization, as a header or as bearerToken, replaces the
+// server's given either way; the server's other headers stay.
+func TestWithCredentialsReplacesTheServersAuthorization(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		server     config.Server
+		tenant     config.Credentials
+		wantHeader string // Authorization among the headers
+		wantBearer string
+	}{
+		{"tenant header over server bearerToken", config.Server{BearerToken: "s"}, config.Credentials{Headers: map[string]string{"authorization": "Bearer t"}}, "Bearer t", ""},
+		{"tenant bearerToken over server header", config.Server{Headers: map[string]string{"Authorization": "Bearer s", "X-Team": "a"}}, config.Credentials{BearerToken: "t"}, "", "t"},
+		{"tenant bearerToken over server bearerToken", config.Server{BearerToken: "s"}, config.Credentials{BearerToken: "t"}, "", "t"},
+		{"no tenant Authorization: the server's", config.Server{BearerToken: "s"}, config.Credentials{Headers: map[string]string{"X-Tenant": "acme"}}, "", "s"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := withCredentials(&tt.server, "x", &tt.tenant)
+			var header string
+			for k, v := range c.Headers {
+				if strings.EqualFold(k, "Authorization") {
+					header = v
+				}
+			}
+			if header != tt.wantHeader || c.BearerToken != tt.wantBearer {
+				t.Errorf("Authorization header %q, bearerToken %q; want %q, %q", header, c.BearerToken, tt.wantHeader, tt.wantBearer)
+			}
+			if tt.server.Headers["X-Team"] != "" && c.Headers["X-Team"] != "a" {
+				t.Errorf("the server's other headers were lost: %v", c.Headers)
 			}
 		})
 	}

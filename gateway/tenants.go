@@ -291,8 +291,22 @@ func withCredentials(sc *config.Server, name string, cr *config.Credentials) *co
 		c.Headers = map[string]string{}
 	}
 	maps.Copy(c.Headers, cr.Headers)
+	// Authorization is one credential whichever way it is given: the
+	// tenant's, as a header or as bearerToken, replaces the server's
+	// given either way (bearerToken is set after the headers, so the
+	// server's would win over the tenant's header).
+	for k := range cr.Headers {
+		if strings.EqualFold(k, "Authorization") {
+			c.BearerToken = ""
+		}
+	}
 	if cr.BearerToken != "" {
 		c.BearerToken = cr.BearerToken
+		for k := range c.Headers {
+			if strings.EqualFold(k, "Authorization") {
+				delete(c.Headers, k)
+			}
+		}
 	}
 	return &c
 }
