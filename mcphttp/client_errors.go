@@ -155,6 +155,13 @@ func (e *RequestError) Error() string { return e.msg }
 // Unwrap returns the cause.
 func (e *RequestError) Unwrap() error { return e.Err }
 
+// errServerClosedIdle is the text of net/http's error (unexported) for
+// a request sent on a kept-alive connection that the server closed
+// meanwhile: the server closed it without answering, as with io.EOF.
+// net/http sends such a request again only when it is idempotent, which
+// a POST is not.
+const errServerClosedIdle = "http: server closed idle connection"
+
 // requestError explains why a request got no answer at all.
 func requestError(method, u string, err error) error {
 	var ue *url.Error
@@ -170,7 +177,7 @@ func requestError(method, u string, err error) error {
 	re := &RequestError{Method: method, Err: err}
 	var op *net.OpError
 	switch {
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), err.Error() == errServerClosedIdle:
 		re.msg = fmt.Sprintf("mcphttp: %s %s: the server closed the connection without answering: %v", method, u, err)
 	case errors.As(err, &op) && op.Op == "dial":
 		re.NotSent = true

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -278,6 +280,32 @@ func TestClientCloseDoesNotHang(t *testing.T) {
 				t.Errorf("Close took %v", d)
 			}
 			checkNoClientGoroutines(t)
+		})
+	}
+}
+
+// A request that got no answer says why in words a person can act on:
+// a connection the server closed (at EOF, or idle before the request,
+// as net/http reports it) is not a refused one, which alone is NotSent.
+func TestRequestErrorsSayWhyThereWasNoAnswer(t *testing.T) {
+	tests := []struct {
+		name    string
+		err     error
+		want    string
+		notSent bool
+	}{
+		{"EOF", io.EOF, "closed the connection without answering", false},
+		{"idle connection closed", &url.Error{Op: "Post", URL: "u", Err: errors.New("http: server closed idle connection")}, "closed the connection without answering", false},
+		{"refused", &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}, "could not be reached", true},
+		{"other", errors.New("tls: bad certificate"), "the request failed", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := requestError("POST", "http://h/mcp", tt.err)
+			var re *RequestError
+			if !errors.As(err, &re) || !strings.Contains(err.Error(), tt.want) || re.NotSent != tt.notSent {
+				t.Errorf("%v (NotSent %v), want %q and NotSent %v", err, re != nil && re.NotSent, tt.want, tt.notSent)
+			}
 		})
 	}
 }
