@@ -515,6 +515,11 @@ func (h *Handler) answerCall(e *envelope) {
 			return
 		}
 		defer s.end()
+		// What the request sends on the way goes to the session's
+		// stream: a forwarded tasks/result is where a session-era task
+		// sends its requests (an elicitation) while it waits, and this
+		// replica has no stream to the client of its own for it.
+		out.relay = s.standalone
 		s.ss.HandleMessage(ctx, msg, out)
 	}
 	out.mu.Lock()
@@ -525,14 +530,20 @@ func (h *Handler) answerCall(e *envelope) {
 	}
 }
 
-// capture keeps the reply to one request; what the request sends on the
-// way is not relayed (a task's own messages go to its session's stream).
+// capture keeps the reply to one request, and passes what the request
+// sends on the way to relay (nil: dropped).
 type capture struct {
 	mu    sync.Mutex
 	reply []byte
+	relay mcp.MessageWriter
 }
 
-func (c *capture) WriteMessage([]byte) error { return nil }
+func (c *capture) WriteMessage(b []byte) error {
+	if c.relay == nil {
+		return nil
+	}
+	return c.relay.WriteMessage(b)
+}
 
 func (c *capture) WriteReply(msg []byte) error {
 	c.mu.Lock()
