@@ -61,7 +61,11 @@ func (u *upstream) openAPIServer(ctx context.Context, c *config.Server) (*mcp.Se
 	}
 	u.largeAPI.Store(len(tools) > largeAPITools)
 	srv := mcp.NewServer(&mcp.Implementation{Name: cmp.Or(doc.Title(), c.Name), Version: cmp.Or(doc.Version(), "0")}, nil)
-	api := &restAPI{u: u, base: base, cfg: c, limit: int64(o.MaxResponseBytes)}
+	api := &restAPI{u: u, base: base, cfg: c, limit: int64(o.MaxResponseBytes), client: &http.Client{
+		Transport:     u.g.tracing.transport(http.DefaultTransport),
+		CheckRedirect: openapi.CheckRedirect,
+		Timeout:       u.timeout(),
+	}}
 	for i := range tools {
 		t := &tools[i]
 		srv.AddTool(&t.Tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -91,10 +95,11 @@ func openAPIBase(configured string, servers []string) (*url.URL, error) {
 
 // restAPI makes the calls of one REST API upstream.
 type restAPI struct {
-	u     *upstream
-	base  *url.URL
-	cfg   *config.Server
-	limit int64
+	u      *upstream
+	base   *url.URL
+	cfg    *config.Server
+	limit  int64
+	client *http.Client // the base URL's origin only (openapi.CheckRedirect)
 }
 
 // call builds the operation's request from the arguments (checked
@@ -126,12 +131,7 @@ func (a *restAPI) call(ctx context.Context, t *openapi.Tool, raw json.RawMessage
 	if a.cfg.BearerToken != "" {
 		req.Header.Set("Authorization", "Bearer "+a.cfg.BearerToken)
 	}
-	client := &http.Client{
-		Transport:     a.u.g.tracing.transport(http.DefaultTransport),
-		CheckRedirect: openapi.CheckRedirect,
-		Timeout:       a.u.timeout(),
-	}
-	resp, err := client.Do(req)
+	resp, err := a.client.Do(req)
 	if err != nil {
 		a.u.breaker.record(false)
 		return nil, fmt.Errorf("%s %s: %s", t.Method, t.Path, redact.String(err.Error()))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +20,15 @@ import (
 // to the other; both end with the test.
 func connectPipe(t *testing.T, s *mcp.Server, c *mcp.Client) *mcp.ClientSession {
 	t.Helper()
+	cs, _ := servePipe(t, s, c)
+	return cs
+}
+
+// servePipe is connectPipe that also returns how to stop the server
+// first (its end of the pipe closed, and ServeConn returned), as when a
+// server goes away.
+func servePipe(t *testing.T, s *mcp.Server, c *mcp.Client) (*mcp.ClientSession, func()) {
+	t.Helper()
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
 	sc := mcp.NewStdioConn(sr, sw, 0)
@@ -33,13 +43,16 @@ func connectPipe(t *testing.T, s *mcp.Server, c *mcp.Client) *mcp.ClientSession 
 		cancel()
 		t.Fatalf("connect: %v", err)
 	}
-	t.Cleanup(func() {
-		cs.Close()
+	stop := sync.OnceFunc(func() {
 		cancel()
 		sc.Close()
 		<-done
 	})
-	return cs
+	t.Cleanup(func() {
+		cs.Close()
+		stop()
+	})
+	return cs, stop
 }
 
 func TestOperationDurationsAreRecordedWithTheConventionsBuckets(t *testing.T) {
@@ -152,24 +165,12 @@ func TestSessionDurationsAreRecordedWhenSessionsEnd(t *testing.T) {
 			s.AddMiddleware(otelmcp.ServerMiddleware(opts))
 			c := mcp.NewClient(nil, &mcp.ClientOptions{ProtocolVersion: mcp.Version20251125, Middleware: []mcp.ClientMiddleware{otelmcp.ClientMiddleware(opts)}})
 
-			cr, sw := io.Pipe()
-			sr, cw := io.Pipe()
-			sc := mcp.NewStdioConn(sr, sw, 0)
-			served := make(chan struct{})
-			go func() {
-				defer close(served)
-				s.ServeConn(context.Background(), sc, nil)
-			}()
-			cs, err := c.Connect(context.Background(), mcp.ConnTransport{Conn: mcp.NewStdioConn(cr, cw, 0)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			cs, stopServer := servePipe(t, s, c)
 			if rm := collect(t, reader); len(points(rm, "mcp.server.session.duration"))+len(points(rm, "mcp.client.session.duration")) != 0 {
 				t.Fatal("a session duration was recorded before the session ended")
 			}
-			tt.end(cs, func() { sc.Close() })
-			sc.Close()
-			<-served
+			tt.end(cs, stopServer)
+			stopServer()
 
 			// AfterClose runs its function in a goroutine of its own.
 			deadline := time.Now().Add(waitFor)
