@@ -61,10 +61,13 @@ func (u *upstream) openAPIServer(ctx context.Context, c *config.Server) (*mcp.Se
 	}
 	u.largeAPI.Store(len(tools) > largeAPITools)
 	srv := mcp.NewServer(&mcp.Implementation{Name: cmp.Or(doc.Title(), c.Name), Version: cmp.Or(doc.Version(), "0")}, nil)
+	// No Timeout on the client: the call's context carries the upstream's
+	// timeout (paused while a call waits for its client, absent for a
+	// task's call), and a second clock racing it could end a call as a
+	// tool error where the gateway says it timed out.
 	api := &restAPI{u: u, base: base, cfg: c, limit: int64(o.MaxResponseBytes), client: &http.Client{
 		Transport:     u.g.tracing.transport(http.DefaultTransport),
 		CheckRedirect: openapi.CheckRedirect,
-		Timeout:       u.timeout(),
 	}}
 	for i := range tools {
 		t := &tools[i]

@@ -68,6 +68,7 @@ type shopAPI struct {
 	got            []*http.Request
 	bodies         []string
 	foreign        atomic.Int32 // requests that reached the other origin
+	abandoned      atomic.Int32 // /slow requests whose caller went away
 }
 
 func newShopAPI(t *testing.T) *shopAPI {
@@ -88,6 +89,7 @@ func newShopAPI(t *testing.T) *shopAPI {
 		case "/v1/slow":
 			select {
 			case <-r.Context().Done():
+				a.abandoned.Add(1)
 			case <-time.After(10 * time.Second): // a bound on a hang
 			}
 		case "/v1/big":
@@ -318,11 +320,12 @@ func TestARESTAPIsRefusalsHoldItsCallsBack(t *testing.T) {
 		}
 	})
 	t.Run("timeout", func(t *testing.T) {
-		_, cs, _ := shopGateway(t)
+		api, cs, _ := shopGateway(t)
 		_, err := cs.CallTool(context.Background(), "shop_slow", nil)
 		if e := (*jsonrpc.Error)(nil); !errors.As(err, &e) || e.Code != CodeUpstreamTimeout {
 			t.Errorf("a call past the timeout: %v, want code %d", err, CodeUpstreamTimeout)
 		}
+		waitUntil(t, func() bool { return api.abandoned.Load() == 1 }, "the API's request cancelled")
 	})
 }
 
