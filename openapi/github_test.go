@@ -81,6 +81,19 @@ func BenchmarkGitHubLoad(b *testing.B) {
 	}
 }
 
+// BenchmarkGitHubLoadAndMap is what a gateway does when it starts a
+// server on GitHub's description: load it, then map it.
+func BenchmarkGitHubLoadAndMap(b *testing.B) {
+	path := githubDescription(b)
+	for b.Loop() {
+		doc, err := Load(context.Background(), path, LoadOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		Tools(doc, MapOptions{})
+	}
+}
+
 // TestGitHubToolsAreFoundByTheirTasks indexes GitHub's tools in
 // toolsearch, as a gateway does for a large API, and checks that a task
 // in a user's words finds its operation among the first five.

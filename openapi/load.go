@@ -219,7 +219,13 @@ func parse(ctx context.Context, f *fetcher, data []byte, location *url.URL) (*Do
 	case oas != "" && !strings.HasPrefix(oas, "3."):
 		return nil, fmt.Errorf("openapi %q is not supported; 3.0 and 3.1 are", oas)
 	}
-	t, err := loader.LoadFromDataWithPath(data, location)
+	t, ok, err := (*openapi3.T)(nil), false, error(nil)
+	if oas != "" && bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("{")) {
+		t, ok, err = loadJSON(loader, data, location)
+	}
+	if !ok {
+		t, err = loader.LoadFromDataWithPath(data, location)
+	}
 	if err != nil {
 		return nil, err
 	}
