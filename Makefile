@@ -28,7 +28,8 @@ FUZZ_TARGETS := \
 	./toolsearch/wordvec:FuzzEmbed \
 	./toolsearch/wordvec:FuzzRead \
 	./openapi:FuzzLoad \
-	./openapi:FuzzBuildRequest
+	./openapi:FuzzBuildRequest \
+	./openapi:FuzzCredentials
 
 .PHONY: eval-search test commits deps vet unit fuzz conformance conformance-next conformance-cluster build docs bench interop
 

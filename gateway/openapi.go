@@ -13,8 +13,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcpgate/mcpgate/gateway/config"
@@ -60,15 +63,24 @@ func (u *upstream) openAPIServer(ctx context.Context, c *config.Server) (*mcp.Se
 		return nil, fmt.Errorf("the OpenAPI description maps to no tool (%d operations left out; check include and exclude)", len(skipped))
 	}
 	u.largeAPI.Store(len(tools) > largeAPITools)
+	creds := openapi.Credentials(o.SecuritySchemes)
+	if err := doc.CheckCredentials(creds); err != nil {
+		return nil, fmt.Errorf("openapi.securitySchemes: %w", err)
+	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: cmp.Or(doc.Title(), c.Name), Version: cmp.Or(doc.Version(), "0")}, nil)
 	// No Timeout on the client: the call's context carries the upstream's
 	// timeout (paused while a call waits for its client, absent for a
 	// task's call), and a second clock racing it could end a call as a
 	// tool error where the gateway says it timed out.
-	api := &restAPI{u: u, base: base, cfg: c, limit: int64(o.MaxResponseBytes), client: &http.Client{
+	api := &restAPI{u: u, doc: doc, base: base, cfg: c, creds: creds, limit: int64(o.MaxResponseBytes), client: &http.Client{
 		Transport:     u.g.tracing.transport(http.DefaultTransport),
 		CheckRedirect: openapi.CheckRedirect,
 	}}
+	if c.OAuth != nil && !hasAuthorization(c) {
+		if api.token, err = newRESTToken(u, c, doc); err != nil {
+			return nil, err
+		}
+	}
 	for i := range tools {
 		t := &tools[i]
 		srv.AddTool(&t.Tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -99,8 +111,11 @@ func openAPIBase(configured string, servers []string) (*url.URL, error) {
 // restAPI makes the calls of one REST API upstream.
 type restAPI struct {
 	u      *upstream
+	doc    *openapi.Document
 	base   *url.URL
 	cfg    *config.Server
+	creds  openapi.Credentials
+	token  *restToken // nil without oauth
 	limit  int64
 	client *http.Client // the base URL's origin only (openapi.CheckRedirect)
 }
@@ -119,26 +134,86 @@ func (a *restAPI) call(ctx context.Context, t *openapi.Tool, raw json.RawMessage
 			return toolError("the arguments are not a JSON object: " + err.Error()), nil
 		}
 	}
-	req, err := t.BuildRequest(ctx, a.base, args)
-	if err != nil {
-		var ae *openapi.ArgumentError
-		if errors.As(err, &ae) {
-			return toolError(err.Error()), nil
+	// A refused token is dropped and the call made once more with a new
+	// one: the API may have revoked it before its expiry.
+	for attempt := 0; ; attempt++ {
+		req, err := t.BuildRequest(ctx, a.base, args)
+		if err != nil {
+			var ae *openapi.ArgumentError
+			if errors.As(err, &ae) {
+				return toolError(err.Error()), nil
+			}
+			return nil, err
 		}
-		return nil, err
+		token, err := a.authorize(ctx, t, req)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := a.client.Do(req)
+		if err != nil {
+			a.u.breaker.record(false)
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err // its URL may hold a key sent in the query
+			}
+			return nil, fmt.Errorf("%s %s: %s", t.Method, t.Path, redact.String(err.Error()))
+		}
+		if resp.StatusCode == http.StatusUnauthorized && token != "" {
+			a.token.refused(token)
+			if attempt == 0 {
+				resp.Body.Close()
+				continue
+			}
+		}
+		return a.result(ctx, t, req, resp)
 	}
-	// After the request is built, so that no argument can set them.
+}
+
+// authorize sets the upstream's credentials on req, after it is built so
+// that no argument can set them: the values for the description's
+// security schemes, the configured headers, then Authorization from
+// bearerToken or the OAuth token. It returns the OAuth token it set.
+//
+// The OAuth token is the value of the description's oauth2 and
+// openIdConnect schemes, so that it goes only with the operations that
+// ask for one of them; a description that declares none gets it on
+// every call, as bearerToken would.
+func (a *restAPI) authorize(ctx context.Context, t *openapi.Tool, req *http.Request) (string, error) {
+	creds, tok := a.creds, ""
+	if a.token != nil {
+		have := append(slices.Collect(maps.Keys(a.creds)), a.token.schemes...)
+		use := a.doc.SchemesFor(t, have)
+		if len(a.token.schemes) == 0 || slices.ContainsFunc(use, func(n string) bool { return slices.Contains(a.token.schemes, n) }) {
+			var err error
+			if tok, err = a.token.get(ctx); err != nil {
+				return "", err
+			}
+			creds = maps.Clone(a.creds)
+			if creds == nil {
+				creds = openapi.Credentials{}
+			}
+			for _, n := range a.token.schemes {
+				creds[n] = tok
+			}
+		}
+	}
+	if _, err := a.doc.Authorize(t, req, creds); err != nil {
+		return "", err
+	}
 	for k, v := range a.cfg.Headers {
 		req.Header.Set(k, v)
 	}
 	if a.cfg.BearerToken != "" {
 		req.Header.Set("Authorization", "Bearer "+a.cfg.BearerToken)
 	}
-	resp, err := a.client.Do(req)
-	if err != nil {
-		a.u.breaker.record(false)
-		return nil, fmt.Errorf("%s %s: %s", t.Method, t.Path, redact.String(err.Error()))
+	if tok != "" && len(a.token.schemes) == 0 {
+		req.Header.Set("Authorization", "Bearer "+tok)
 	}
+	return tok, nil
+}
+
+// result makes the call's result from the API's answer.
+func (a *restAPI) result(ctx context.Context, t *openapi.Tool, req *http.Request, resp *http.Response) (*mcp.CallToolResult, error) {
 	a.u.breaker.record(resp.StatusCode < 500)
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		a.u.noteRateLimit(ctx, &mcphttp.HTTPError{Status: resp.StatusCode, Header: resp.Header, Method: req.Method})
@@ -157,3 +232,18 @@ func toolError(text string) *mcp.CallToolResult {
 // openAPIWait bounds loading a description at connect, apart from the
 // call timeout: a remote one may be large.
 const openAPIWait = 2 * time.Minute
+
+// hasAuthorization reports whether c sends an Authorization of its own
+// (a tenant's header or bearerToken), which the OAuth token then leaves
+// alone: Authorization is one credential whichever way it is given.
+func hasAuthorization(c *config.Server) bool {
+	if c.BearerToken != "" {
+		return true
+	}
+	for k := range c.Headers {
+		if strings.EqualFold(k, "Authorization") {
+			return true
+		}
+	}
+	return false
+}

@@ -308,6 +308,15 @@ func withCredentials(sc *config.Server, name string, cr *config.Credentials) *co
 			}
 		}
 	}
+	if sc.OpenAPI != nil && len(cr.SecuritySchemes) > 0 {
+		o := *sc.OpenAPI
+		o.SecuritySchemes = maps.Clone(sc.OpenAPI.SecuritySchemes)
+		if o.SecuritySchemes == nil {
+			o.SecuritySchemes = map[string]string{}
+		}
+		maps.Copy(o.SecuritySchemes, cr.SecuritySchemes)
+		c.OpenAPI = &o
+	}
 	return &c
 }
 

@@ -3,6 +3,7 @@ package openapi
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -64,6 +65,12 @@ type Tool struct {
 
 	// Tags are the operation's tags.
 	Tags []string
+
+	// Security are the operation's security requirements, its own or
+	// else the description's: alternatives, each the names of the
+	// schemes ([SecurityScheme]) it needs together; an empty alternative
+	// means none is needed. Nil when the description declares none.
+	Security [][]string
 
 	op *operation
 }
@@ -171,6 +178,7 @@ func Tools(doc *Document, opts MapOptions) ([]Tool, []Skipped) {
 			Method:      o.method,
 			Path:        o.path,
 			Tags:        slices.Clone(o.op.Tags),
+			Security:    security(doc, o.op),
 			op:          op,
 		}
 		done = append(done, m)
@@ -335,4 +343,21 @@ func annotations(method string) *mcp.ToolAnnotations {
 		a.DestructiveHint = &yes
 	}
 	return a
+}
+
+// security is the operation's security requirements, else the
+// description's, as alternatives of sorted scheme names.
+func security(doc *Document, op *openapi3.Operation) [][]string {
+	reqs := doc.t.Security
+	if op.Security != nil {
+		reqs = *op.Security
+	}
+	if reqs == nil {
+		return nil
+	}
+	out := make([][]string, 0, len(reqs))
+	for _, r := range reqs {
+		out = append(out, slices.Sorted(maps.Keys(r)))
+	}
+	return out
 }

@@ -57,7 +57,15 @@ func (c *Config) Redacted() *Config {
 				o.ClientSecret = Redaction
 			}
 			o.Scopes = c.showAll(o.Scopes)
+			o.TokenURL = redactURL(c.show(o.TokenURL))
 			t.OAuth = &o
+		}
+		if s.OpenAPI != nil {
+			o := *s.OpenAPI
+			o.Spec = redactURL(c.show(o.Spec))
+			o.BaseURL = redactURL(c.show(o.BaseURL))
+			o.SecuritySchemes = redactValues(o.SecuritySchemes)
+			t.OpenAPI = &o
 		}
 		t.Tools = ToolPolicy{
 			Allow:        c.showAll(s.Tools.Allow),
@@ -80,7 +88,7 @@ func (c *Config) Redacted() *Config {
 			if t.Credentials != nil {
 				tc.Credentials = make(map[string]*Credentials, len(t.Credentials))
 				for s, cr := range t.Credentials {
-					rc := &Credentials{Env: redactValues(cr.Env), Headers: redactValues(cr.Headers)}
+					rc := &Credentials{Env: redactValues(cr.Env), Headers: redactValues(cr.Headers), SecuritySchemes: redactValues(cr.SecuritySchemes)}
 					if cr.BearerToken != "" {
 						rc.BearerToken = Redaction
 					}

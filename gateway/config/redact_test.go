@@ -95,3 +95,38 @@ func TestRedactedShowsWhatAValueIs(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactedHidesAnOpenAPIServersCredentials: the values for a
+// description's security schemes, the server's and a tenant's, and the
+// secret-named parts of its spec and base URLs are hidden.
+func TestRedactedHidesAnOpenAPIServersCredentials(t *testing.T) {
+	src := `mcpServers:
+  shop:
+    openapi:
+      spec: https://specs.example.com/shop.json?token=spec-s3cret
+      baseUrl: https://api.example.com/v1
+      securitySchemes: { api_key: plain-k3y, basic: "ann:pa55" }
+    oauth: { grant: client_credentials, clientId: c, clientSecret: oauth-s3cret, tokenUrl: "https://auth.example.com/token?client_secret=url-s3cret" }
+tenants:
+  acme:
+    principals: ["apikey:acme"]
+    credentials:
+      shop: { securitySchemes: { api_key: tenant-k3y } }
+`
+	c, err := Parse([]byte(src), "shop.yaml", func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(c.Redacted())
+	for _, s := range []string{"spec-s3cret", "plain-k3y", "pa55", "oauth-s3cret", "url-s3cret", "tenant-k3y"} {
+		if strings.Contains(string(out), s) {
+			t.Errorf("the redacted config holds %q: %s", s, out)
+		}
+	}
+	if r := c.Redacted().Servers["shop"]; r.OpenAPI.BaseURL != "https://api.example.com/v1" || r.OpenAPI.SecuritySchemes["api_key"] != Redaction {
+		t.Errorf("redacted openapi %+v", r.OpenAPI)
+	}
+	if c.Servers["shop"].OpenAPI.SecuritySchemes["api_key"] != "plain-k3y" {
+		t.Error("Redacted changed the config")
+	}
+}

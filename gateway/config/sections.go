@@ -169,6 +169,7 @@ func (d *decoder) openAPI(v *yaml.Node, p []string) *OpenAPI {
 		{"allowRemoteRefs", func(v *yaml.Node, p []string) { o.AllowRemoteRefs = d.boolean(v, p) }},
 		{"noOutputSchema", func(v *yaml.Node, p []string) { o.NoOutputSchema = d.boolean(v, p) }},
 		{"maxResponseBytes", func(v *yaml.Node, p []string) { o.MaxResponseBytes = d.integer(v, p) }},
+		{"securitySchemes", func(v *yaml.Node, p []string) { o.SecuritySchemes = d.strMap(v, p) }},
 	}, nil)
 	return o
 }
@@ -232,6 +233,7 @@ func (d *decoder) oauth(v *yaml.Node, p []string) *OAuth {
 		{"clientId", func(v *yaml.Node, p []string) { o.ClientID = d.str(v, p) }},
 		{"clientSecret", func(v *yaml.Node, p []string) { o.ClientSecret = d.str(v, p) }},
 		{"scopes", func(v *yaml.Node, p []string) { o.Scopes = d.strList(v, p) }},
+		{"tokenUrl", func(v *yaml.Node, p []string) { o.TokenURL = d.str(v, p) }},
 		{"allowPrivateNetworks", func(v *yaml.Node, p []string) { o.AllowPrivateNetworks = d.boolean(v, p) }},
 	}, nil)
 	return o
@@ -340,6 +342,7 @@ func (d *decoder) tenants(c *Config, v *yaml.Node, p []string) {
 						{"env", func(v *yaml.Node, p []string) { c.Env = d.strMap(v, p) }},
 						{"headers", func(v *yaml.Node, p []string) { c.Headers = d.strMap(v, p) }},
 						{"bearerToken", func(v *yaml.Node, p []string) { c.BearerToken = d.str(v, p) }},
+						{"securitySchemes", func(v *yaml.Node, p []string) { c.SecuritySchemes = d.strMap(v, p) }},
 					}, nil)
 					t.Credentials[e.key] = c
 				}

@@ -134,6 +134,12 @@ type OpenAPI struct {
 	NoOutputSchema bool `json:"noOutputSchema,omitempty"`
 	// MaxResponseBytes bounds an answer's body. Default 10 MiB.
 	MaxResponseBytes int `json:"maxResponseBytes,omitempty"`
+	// SecuritySchemes are values for the description's security schemes,
+	// by scheme name: an apiKey's key (sent in the header, query or
+	// cookie the scheme names), an http bearer scheme's token, an http
+	// basic scheme's "user:password". Each call sends those of the first
+	// of its operation's security alternatives that they all cover.
+	SecuritySchemes map[string]string `json:"securitySchemes,omitempty"`
 }
 
 // ServerOptions are the per-server knobs that Defaults can set for all.
@@ -255,6 +261,11 @@ type OAuth struct {
 	ClientID     string   `json:"clientId,omitempty"`
 	ClientSecret string   `json:"clientSecret,omitempty"`
 	Scopes       []string `json:"scopes,omitempty"`
+	// TokenURL is the token endpoint of an openapi server's
+	// client_credentials grant, over the one its description declares
+	// (an oauth2 scheme's clientCredentials flow). An MCP server's is
+	// found by discovery.
+	TokenURL string `json:"tokenUrl,omitempty"`
 	// AllowPrivateNetworks lets the OAuth client reach an authorization
 	// server at a private address (RFC 1918 and the like) for a server
 	// that is not itself at one, as an internal deployment's names
@@ -448,6 +459,9 @@ type Credentials struct {
 	Env         map[string]string `json:"env,omitempty"`
 	Headers     map[string]string `json:"headers,omitempty"`
 	BearerToken string            `json:"bearerToken,omitempty"`
+	// SecuritySchemes replace or add to an openapi server's
+	// openapi.securitySchemes values, by scheme name.
+	SecuritySchemes map[string]string `json:"securitySchemes,omitempty"`
 }
 
 // ToolFilter is an allow and a deny list of glob patterns.

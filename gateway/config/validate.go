@@ -265,6 +265,13 @@ func (v *checker) server(s *Server, p []string) {
 	}
 	if s.OAuth != nil {
 		v.oauth(s.OAuth, append(p[:len(p):len(p)], "oauth"))
+		if s.OAuth.TokenURL != "" {
+			if rest {
+				v.url(s.OAuth.TokenURL, v.src.at(append(p[:len(p):len(p)], "oauth", "tokenUrl")...))
+			} else {
+				v.errorf(v.src.at(append(p[:len(p):len(p)], "oauth", "tokenUrl")...), "remove it: an MCP server's authorization server is found by discovery", "oauth.tokenUrl is for openapi servers")
+			}
+		}
 	}
 	v.protocol(s, at)
 	v.options(&s.ServerOptions, p...)
@@ -296,9 +303,11 @@ func (v *checker) openAPI(s *Server, p []string) {
 	if o.MaxResponseBytes < 0 {
 		v.errorf(at("maxResponseBytes"), "a size in bytes, such as 10485760 (10 MiB, the default)", "maxResponseBytes is negative")
 	}
-	if s.OAuth != nil {
-		v.errorf(v.src.at(append(p[:len(p)-1:len(p)-1], "oauth")...), "give a REST API its credentials with headers or bearerToken", "oauth is not supported for openapi servers yet")
+	if s.OAuth != nil && s.OAuth.Grant == "authorization_code" {
+		v.errorf(v.src.at(append(p[:len(p)-1:len(p)-1], "oauth", "grant")...),
+			`use "client_credentials" (a service account), or give the token with headers or bearerToken`, "the authorization_code grant is not supported for openapi servers yet")
 	}
+	v.schemeValues(o.SecuritySchemes, append(p[:len(p):len(p)], "securitySchemes"))
 	if s.Protocol != "" || s.ProtocolVersion != "" {
 		v.errorf(v.src.keyAt(p...), "remove protocol and protocolVersion: a REST API speaks HTTP, not MCP", "protocol or protocolVersion with openapi")
 	}
@@ -353,6 +362,23 @@ func (v *checker) cluster(c *Cluster) {
 	}
 	if strings.ContainsFunc(c.ReplicaID, unicode.IsControl) {
 		v.errorf(v.src.at("cluster", "replicaId"), "use letters, digits, '-' and '.', such as the host name", "cluster.replicaId holds a control character")
+	}
+}
+
+// schemeValues checks values for an openapi description's security
+// schemes; whether the description declares them is known only once it
+// is loaded.
+func (v *checker) schemeValues(m map[string]string, p []string) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		q := append(p[:len(p):len(p)], k)
+		switch {
+		case k == "":
+			v.errorf(v.src.keyAt(q...), "name a scheme of the description's components.securitySchemes", "a security scheme with no name")
+		case m[k] == "":
+			v.errorf(v.src.at(q...), "give the scheme's key or token, or remove it", "securitySchemes %q is empty", k)
+		case strings.ContainsAny(m[k], "\r\n\x00"):
+			v.errorf(v.src.at(q...), "a credential is one line", "securitySchemes %q: the value holds a line break or NUL", k)
+		}
 	}
 }
 
@@ -589,9 +615,12 @@ func (v *checker) tenants(c *Config) {
 				v.errorf(v.src.keyAt("tenants", name, "credentials", s), "name a server of mcpServers", "tenant %s has credentials for %q, which is not configured", name, s)
 			case srv.Command != "" && (len(cr.Headers) > 0 || cr.BearerToken != ""):
 				v.errorf(v.src.keyAt("tenants", name, "credentials", s), "a command server takes env; headers and bearerToken are for URL servers", "tenant %s: headers or bearerToken for the command server %q", name, s)
-			case srv.URL != "" && len(cr.Env) > 0:
-				v.errorf(v.src.keyAt("tenants", name, "credentials", s), "a URL server takes headers or bearerToken; env is for command servers", "tenant %s: env for the URL server %q", name, s)
+			case srv.Command == "" && len(cr.Env) > 0:
+				v.errorf(v.src.keyAt("tenants", name, "credentials", s), "a URL or openapi server takes headers or bearerToken; env is for command servers", "tenant %s: env for the server %q, which is not a command", name, s)
+			case srv.OpenAPI == nil && cr.SecuritySchemes != nil:
+				v.errorf(v.src.keyAt("tenants", name, "credentials", s, "securitySchemes"), "securitySchemes are values for an openapi server's security schemes", "tenant %s: securitySchemes for %q, which is not an openapi server", name, s)
 			}
+			v.schemeValues(cr.SecuritySchemes, []string{"tenants", name, "credentials", s, "securitySchemes"})
 		}
 	}
 }
