@@ -260,7 +260,7 @@ func TestARESTAPIsCredentialsMustFitItsDescription(t *testing.T) {
 		{"an undeclared scheme", func(s *configServer) { s.OpenAPI.SecuritySchemes = map[string]string{"api_key": "k"} },
 			`declares no security scheme "api_key" (it declares oauth, query_key)`},
 		{"no token endpoint", func(s *configServer) { s.OpenAPI.Spec, s.OpenAPI.SecuritySchemes = noFlow, nil },
-			"declares no clientCredentials flow with a token endpoint: set oauth.tokenUrl"},
+			"names no token endpoint (in a clientCredentials flow): set oauth.tokenUrl"},
 		{"a token endpoint over plain http elsewhere", func(s *configServer) { s.OAuth.TokenURL = "http://auth.example.com/token" },
 			"not an https URL"},
 	} {

@@ -170,10 +170,17 @@ func (o *oauthGateway) noSecrets(t *testing.T, what, text string) {
 // callback.
 func (o *oauthGateway) loginNoBrowser(t *testing.T) cliResult {
 	t.Helper()
+	return loginNoBrowser(t, o.cfg, o.env, "up")
+}
+
+// loginNoBrowser runs `mcpgate login SERVER --no-browser` with the
+// configuration file cfg and plays the browser.
+func loginNoBrowser(t *testing.T, cfg string, env []string, server string) cliResult {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*waitFor)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, "login", "up", "--config", o.cfg, "--no-browser")
-	cmd.Env = append(append(os.Environ(), "MCPGATE_API_KEY="), o.env...)
+	cmd := exec.CommandContext(ctx, binary, "login", server, "--config", cfg, "--no-browser")
+	cmd.Env = append(append(os.Environ(), "MCPGATE_API_KEY="), env...)
 	var stdout strings.Builder
 	cmd.Stdout = &stdout
 	errPipe, err := cmd.StderrPipe()

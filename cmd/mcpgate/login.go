@@ -2,15 +2,20 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"sync"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/oauth2"
 
 	"github.com/mcpgate/mcpgate/auth/oauthclient"
+	"github.com/mcpgate/mcpgate/gateway"
+	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/mcp"
 	"github.com/mcpgate/mcpgate/mcphttp"
 )
@@ -22,7 +27,10 @@ func newLoginCmd() *cobra.Command {
 		Use:   "login SERVER",
 		Short: "Sign in to a gateway upstream whose oauth grant is authorization_code",
 		Long: `Sign in, in a browser, to the upstream SERVER of a gateway configuration
-whose oauth grant is authorization_code. mcpgate prints the sign-in
+whose oauth grant is authorization_code: an MCP server (its authorization
+server found by discovery) or a REST API (openapi; the endpoints of its
+description's authorizationCode flow, or oauth.authorizationUrl and
+oauth.tokenUrl, with the clientId you registered). mcpgate prints the sign-in
 address on stderr and opens it in a browser: $BROWSER when set (a
 command, given the address as its last argument or in place of %s),
 else the system's. The browser comes back to mcpgate on
@@ -62,12 +70,15 @@ func login(ctx context.Context, cfgPath, server string, noBrowser bool) error {
 	switch {
 	case sc == nil:
 		return fmt.Errorf("%s lists no server %q", cfgPath, server)
-	case sc.URL == "" || sc.OAuth == nil || sc.OAuth.Grant != oauthclient.GrantAuthorizationCode:
+	case (sc.URL == "" && sc.OpenAPI == nil) || sc.OAuth == nil || sc.OAuth.Grant != oauthclient.GrantAuthorizationCode:
 		return fmt.Errorf("server %q has no oauth with grant authorization_code: nothing to sign in to", server)
 	}
 	path, err := oauthTokenFile()
 	if err != nil {
 		return err
+	}
+	if sc.OpenAPI != nil {
+		return loginREST(ctx, server, sc, path, noBrowser)
 	}
 	show := func(authURL string) error { return openBrowser(sc.URL, authURL) }
 	if noBrowser {
@@ -139,4 +150,61 @@ func (s *signInAnew) kept() (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.saved, s.err
+}
+
+// loginREST signs a person in to a REST API (an openapi server) with the
+// authorization code grant and PKCE, at the endpoints its description or
+// its oauth settings name, and keeps the token where the gateway looks
+// for it (gateway.SignInKey). golang.org/x/oauth2 makes the requests: a
+// REST API has no MCP discovery for auth/oauthclient to start from.
+func loginREST(ctx context.Context, server string, sc *config.Server, path string, noBrowser bool) error {
+	cfg, key, client, err := gateway.RESTSignIn(ctx, sc)
+	if err != nil {
+		return fmt.Errorf("signing in to %s: %w", server, err)
+	}
+	show := func(authURL string) error { return openBrowser(server, authURL) }
+	if noBrowser {
+		show = func(authURL string) error { printSignIn(server, authURL, false); return nil }
+	}
+	la, err := oauthclient.NewLoopbackAuthorizer(0, show)
+	if err != nil {
+		return err
+	}
+	defer la.Close()
+	cfg.RedirectURL = la.RedirectURL()
+	ctx, cancel := context.WithTimeout(ctx, oauthSignInTime)
+	defer cancel()
+	verifier, state := oauth2.GenerateVerifier(), oauth2.GenerateVerifier()
+	back, err := la.Authorize(ctx, cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier)))
+	if err != nil {
+		return fmt.Errorf("signing in to %s: %w", server, err)
+	}
+	u, err := url.Parse(back)
+	if err != nil {
+		return fmt.Errorf("signing in to %s: the redirect: %w", server, err)
+	}
+	q := u.Query()
+	switch {
+	case q.Get("error") != "":
+		return fmt.Errorf("OAuth sign-in to %s failed: the authorization server answered %s %s", server, q.Get("error"), q.Get("error_description"))
+	case q.Get("state") != state:
+		return fmt.Errorf("OAuth sign-in to %s failed: the redirect's state is not the one sent (a stale or forged redirect); run login again", server)
+	case q.Get("code") == "":
+		return fmt.Errorf("OAuth sign-in to %s failed: the redirect carries no code", server)
+	}
+	tok, err := cfg.Exchange(context.WithValue(ctx, oauth2.HTTPClient, client), q.Get("code"), oauth2.VerifierOption(verifier))
+	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) && re.ErrorCode != "" {
+			return fmt.Errorf("OAuth sign-in to %s failed: the token endpoint refused the code (%s %s)", server, re.ErrorCode, re.ErrorDescription)
+		}
+		return fmt.Errorf("OAuth sign-in to %s failed: exchanging the code: %w", server, err)
+	}
+	kept := &oauthclient.Token{AccessToken: tok.AccessToken, TokenType: tok.TokenType, RefreshToken: tok.RefreshToken, Expiry: tok.Expiry,
+		Scopes: cfg.Scopes, TokenEndpoint: cfg.Endpoint.TokenURL, ClientID: cfg.ClientID}
+	if err := oauthclient.NewFileStore(path).Save(ctx, key, kept); err != nil {
+		return fmt.Errorf("signed in to %s, but the token could not be kept: %w", server, err)
+	}
+	fmt.Fprintf(os.Stderr, "Signed in to %s; the gateway will use and refresh the token kept in %s.\n", server, path)
+	return nil
 }

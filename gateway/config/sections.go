@@ -234,6 +234,7 @@ func (d *decoder) oauth(v *yaml.Node, p []string) *OAuth {
 		{"clientSecret", func(v *yaml.Node, p []string) { o.ClientSecret = d.str(v, p) }},
 		{"scopes", func(v *yaml.Node, p []string) { o.Scopes = d.strList(v, p) }},
 		{"tokenUrl", func(v *yaml.Node, p []string) { o.TokenURL = d.str(v, p) }},
+		{"authorizationUrl", func(v *yaml.Node, p []string) { o.AuthorizationURL = d.str(v, p) }},
 		{"allowPrivateNetworks", func(v *yaml.Node, p []string) { o.AllowPrivateNetworks = d.boolean(v, p) }},
 	}, nil)
 	return o

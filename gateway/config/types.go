@@ -261,11 +261,14 @@ type OAuth struct {
 	ClientID     string   `json:"clientId,omitempty"`
 	ClientSecret string   `json:"clientSecret,omitempty"`
 	Scopes       []string `json:"scopes,omitempty"`
-	// TokenURL is the token endpoint of an openapi server's
-	// client_credentials grant, over the one its description declares
-	// (an oauth2 scheme's clientCredentials flow). An MCP server's is
-	// found by discovery.
+	// TokenURL is the token endpoint of an openapi server, over the one
+	// its description declares (an oauth2 scheme's flow for the grant).
+	// An MCP server's is found by discovery.
 	TokenURL string `json:"tokenUrl,omitempty"`
+	// AuthorizationURL is the authorization endpoint of an openapi
+	// server's authorization_code grant, over the one its description
+	// declares (an oauth2 scheme's authorizationCode flow).
+	AuthorizationURL string `json:"authorizationUrl,omitempty"`
 	// AllowPrivateNetworks lets the OAuth client reach an authorization
 	// server at a private address (RFC 1918 and the like) for a server
 	// that is not itself at one, as an internal deployment's names

@@ -265,12 +265,17 @@ func (v *checker) server(s *Server, p []string) {
 	}
 	if s.OAuth != nil {
 		v.oauth(s.OAuth, append(p[:len(p):len(p)], "oauth"))
-		if s.OAuth.TokenURL != "" {
-			if rest {
-				v.url(s.OAuth.TokenURL, v.src.at(append(p[:len(p):len(p)], "oauth", "tokenUrl")...))
-			} else {
-				v.errorf(v.src.at(append(p[:len(p):len(p)], "oauth", "tokenUrl")...), "remove it: an MCP server's authorization server is found by discovery", "oauth.tokenUrl is for openapi servers")
+		for _, e := range []struct{ key, url string }{{"tokenUrl", s.OAuth.TokenURL}, {"authorizationUrl", s.OAuth.AuthorizationURL}} {
+			switch {
+			case e.url == "":
+			case rest:
+				v.url(e.url, v.src.at(append(p[:len(p):len(p)], "oauth", e.key)...))
+			default:
+				v.errorf(v.src.at(append(p[:len(p):len(p)], "oauth", e.key)...), "remove it: an MCP server's authorization server is found by discovery", "oauth.%s is for openapi servers", e.key)
 			}
+		}
+		if s.OAuth.AuthorizationURL != "" && s.OAuth.Grant != "authorization_code" && rest {
+			v.errorf(v.src.at(append(p[:len(p):len(p)], "oauth", "authorizationUrl")...), "remove it, or use the authorization_code grant", "oauth.authorizationUrl with the %s grant", v.src.shown(s.OAuth.Grant))
 		}
 	}
 	v.protocol(s, at)
@@ -303,9 +308,9 @@ func (v *checker) openAPI(s *Server, p []string) {
 	if o.MaxResponseBytes < 0 {
 		v.errorf(at("maxResponseBytes"), "a size in bytes, such as 10485760 (10 MiB, the default)", "maxResponseBytes is negative")
 	}
-	if s.OAuth != nil && s.OAuth.Grant == "authorization_code" {
-		v.errorf(v.src.at(append(p[:len(p)-1:len(p)-1], "oauth", "grant")...),
-			`use "client_credentials" (a service account), or give the token with headers or bearerToken`, "the authorization_code grant is not supported for openapi servers yet")
+	if s.OAuth != nil && s.OAuth.Grant == "authorization_code" && s.OAuth.ClientID == "" {
+		v.errorf(v.src.at(append(p[:len(p)-1:len(p)-1], "oauth")...),
+			"a REST API's authorization server registers no client for the gateway: give the clientId (and clientSecret, if it has one) of the OAuth app you made for it", "oauth has no clientId")
 	}
 	v.schemeValues(o.SecuritySchemes, append(p[:len(p):len(p)], "securitySchemes"))
 	if s.Protocol != "" || s.ProtocolVersion != "" {
