@@ -48,6 +48,7 @@ deps:
 	@scripts/ensure-deps.sh
 	@cmd/mcpgate/testdata/realservers/install.sh core
 	@openapi/testdata/npm/install.sh
+	@contrib/use-embeddings/install.sh
 
 vet:
 	$(GO) vet ./...

@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -44,6 +45,8 @@ func main() {
 	noBridges := flag.Uint("no-bridges", 0, "with -inproc and -devset: toolsearch.Options.NoBridges, the lexical bridges left out (a bit mask: 1 WordNet, 2 the domain map)")
 	feedback := flag.Bool("feedback", false, "with -inproc and -devset: toolsearch.Options.Feedback (pseudo-relevance feedback)")
 	wordVectors := flag.Bool("wordvec", false, "with -inproc and -devset: fuse BM25 with the offline word vectors of toolsearch/wordvec (Options.Embedder)")
+	embedURL := flag.String("embeddings", "", "with -inproc: fuse BM25 with the vectors of this OpenAI-compatible embeddings endpoint (Options.Embedder), such as contrib/use-embeddings at http://127.0.0.1:11435/v1/embeddings")
+	embedModel := flag.String("embeddings-model", "use-lite", "with -embeddings: the model to ask for")
 	devMissN := flag.Int("dev-misses", 0, "with -devset: print this many dev-half queries whose gold tool is not first")
 	flag.Parse()
 	log.SetFlags(0)
@@ -84,6 +87,9 @@ func main() {
 		if *wordVectors {
 			opts.Embedder = wordvec.Embedder{}
 		}
+		if *embedURL != "" {
+			opts.Embedder = &toolsearch.EmbedOptions{Embedder: &toolsearch.OpenAIEmbedder{Endpoint: *embedURL, Model: *embedModel}, QueryTimeout: time.Minute}
+		}
 		err = searchHere(catalog, qs, out, *servers, opts)
 	} else {
 		err = searchWithCLI(*bin, tmp, catalog, queries, out, *servers)
@@ -116,6 +122,9 @@ func main() {
 		dopts := &toolsearch.Options{K1: *k1, NoBridges: toolsearch.Bridge(*noBridges), Feedback: *feedback}
 		if *wordVectors {
 			dopts.Embedder = wordvec.Embedder{}
+		}
+		if *embedURL != "" {
+			dopts.Embedder = &toolsearch.EmbedOptions{Embedder: &toolsearch.OpenAIEmbedder{Endpoint: *embedURL, Model: *embedModel}, QueryTimeout: time.Minute}
 		}
 		dr, nt, err := runDevset(dq, *tools, dopts, *servers)
 		if err != nil {
