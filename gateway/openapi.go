@@ -59,6 +59,18 @@ func (u *upstream) openAPIServer(ctx context.Context, c *config.Server) (*mcp.Se
 		}
 		u.logger.Warn("gateway: operations of the OpenAPI description left out", "skipped", len(skipped), "mapped", len(tools), "first", some)
 	}
+	var elsewhere []string
+	for _, t := range tools {
+		if len(t.Servers) > 0 {
+			elsewhere = append(elsewhere, t.Tool.Name)
+		}
+	}
+	if len(elsewhere) > 0 {
+		// Their credentials would go to another origin: calls stay on
+		// the base URL, and the operator is told.
+		u.logger.Warn("gateway: operations of the OpenAPI description name servers of their own; their calls go to the base URL all the same",
+			"operations", len(elsewhere), "first", elsewhere[:min(len(elsewhere), maxSkippedLogged)])
+	}
 	if len(tools) == 0 {
 		return nil, fmt.Errorf("the OpenAPI description maps to no tool (%d operations left out; check include and exclude)", len(skipped))
 	}

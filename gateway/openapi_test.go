@@ -572,3 +572,31 @@ func TestARESTAPIsToolsArePinnedAndLimitedAsAnyServers(t *testing.T) {
 		}
 	})
 }
+
+// TestARESTAPIsOperationsWithServersOfTheirOwnAreLogged: an operation
+// that names its own server is still called on the base URL, and the
+// log says so, naming it.
+func TestARESTAPIsOperationsWithServersOfTheirOwnAreLogged(t *testing.T) {
+	api := newShopAPI(t)
+	spec := filepath.Join(t.TempDir(), "shop.yaml")
+	own := strings.Replace(shopSpec, "  /items/{id}:\n", "  /items/{id}:\n    servers: [{url: \"https://cdn.example.com/v1\"}]\n", 1)
+	if own == shopSpec {
+		t.Fatal("the spec edit matched nothing")
+	}
+	if err := os.WriteFile(spec, []byte(own), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logs := &logBuffer{}
+	g := runConfigured(t, &config.Config{Servers: map[string]*config.Server{"shop": {Name: "shop", OpenAPI: &config.OpenAPI{Spec: spec, BaseURL: api.srv.URL + "/v1"}}}}, &Options{Logger: logs.logger()})
+	waitState(t, g, StateReady)
+	cs := connectTo(t, g.Server(), &mcp.ClientOptions{ProtocolVersion: "2025-11-25"})
+	if r, err := cs.CallTool(context.Background(), "shop_getItem", map[string]any{"id": "7"}); err != nil || r.IsError {
+		t.Fatalf("call: %v %+v", err, r)
+	}
+	if req, _ := api.last(); req.URL.Path != "/v1/items/7" {
+		t.Errorf("the call went to %s", req.URL.Path)
+	}
+	if l := logs.String(); !strings.Contains(l, "name servers of their own") || !strings.Contains(l, "getItem") {
+		t.Errorf("the log does not say getItem names its own server:\n%s", l)
+	}
+}

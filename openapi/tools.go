@@ -66,6 +66,12 @@ type Tool struct {
 	// Tags are the operation's tags.
 	Tags []string
 
+	// Servers are the servers the operation or its path declares for
+	// itself, over the description's; nil when they declare none. Calls
+	// go to the caller's base URL all the same (see BuildRequest): a
+	// caller that honours these must choose and trust them itself.
+	Servers []string
+
 	// Security are the operation's security requirements, its own or
 	// else the description's: alternatives, each the names of the
 	// schemes ([SecurityScheme]) it needs together; an empty alternative
@@ -178,6 +184,7 @@ func Tools(doc *Document, opts MapOptions) ([]Tool, []Skipped) {
 			Method:      o.method,
 			Path:        o.path,
 			Tags:        slices.Clone(o.op.Tags),
+			Servers:     ownServers(o.item, o.op),
 			Security:    security(doc, o.op),
 			op:          op,
 		}
@@ -358,6 +365,21 @@ func security(doc *Document, op *openapi3.Operation) [][]string {
 	out := make([][]string, 0, len(reqs))
 	for _, r := range reqs {
 		out = append(out, slices.Sorted(maps.Keys(r)))
+	}
+	return out
+}
+
+// ownServers are the servers an operation declares, else its path's.
+func ownServers(item *openapi3.PathItem, op *openapi3.Operation) []string {
+	servers := item.Servers
+	if op.Servers != nil {
+		servers = *op.Servers
+	}
+	var out []string
+	for _, s := range servers {
+		if s != nil && s.URL != "" {
+			out = append(out, s.URL)
+		}
 	}
 	return out
 }

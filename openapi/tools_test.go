@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -310,5 +313,43 @@ paths:
 	}
 	if len(want) > 0 {
 		t.Errorf("not reported as skipped: %v", want)
+	}
+}
+
+// TestToolsSayWhichOperationsNameServersOfTheirOwn: an operation's own
+// servers, else its path's, are the tool's Servers; calls still go to
+// the caller's base URL.
+func TestToolsSayWhichOperationsNameServersOfTheirOwn(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "servers.yaml")
+	spec := `openapi: 3.0.3
+info: {title: S, version: "1"}
+servers: [{url: "https://api.example.com"}]
+paths:
+  /plain: {get: {operationId: plain, responses: {"200": {description: ok}}}}
+  /uploads:
+    servers: [{url: "https://uploads.example.com"}]
+    post: {operationId: upload, responses: {"200": {description: ok}}}
+    get:
+      operationId: listUploads
+      servers: [{url: "https://mirror.example.com"}, {url: "https://mirror2.example.com"}]
+      responses: {"200": {description: ok}}
+`
+	if err := os.WriteFile(f, []byte(spec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tools := toolsOf(t, f)
+	for name, want := range map[string][]string{
+		"plain":       nil,
+		"upload":      {"https://uploads.example.com"},
+		"listUploads": {"https://mirror.example.com", "https://mirror2.example.com"},
+	} {
+		if got := tools[name].Servers; !slices.Equal(got, want) {
+			t.Errorf("%s: servers %q, want %q", name, got, want)
+		}
+	}
+	base, _ := url.Parse("http://127.0.0.1:9/v1")
+	req, err := tools["upload"].BuildRequest(context.Background(), base, nil)
+	if err != nil || req.URL.String() != "http://127.0.0.1:9/v1/uploads" {
+		t.Errorf("upload's request: %v %v, want it on the base URL", req.URL, err)
 	}
 }
