@@ -114,13 +114,26 @@ func NewClicks(ix *Index, opts *ClickOptions) *Clicks {
 }
 
 // Record notes that a caller of tenant searched for query and then called
-// tool, one of the hits.
+// tool, one of the hits, now.
 func (c *Clicks) Record(tenant, query, tool string) {
+	c.RecordAt(tenant, query, tool, c.opts.Now())
+}
+
+// RecordAt is [Clicks.Record] for a click made at at: replaying clicks
+// that were stored gives the model that recording them live gave, in
+// whatever order they come (but for the bounds, which forget the weakest
+// of what is there when they fill). A click older than a term's latest
+// counts for what it would weigh by then, not for a whole click; one
+// older than [Clicks.Horizon] for nothing.
+func (c *Clicks) RecordAt(tenant, query, tool string, at time.Time) {
 	terms := c.terms(query)
 	if len(terms) == 0 || tool == "" {
 		return
 	}
 	now := c.opts.Now()
+	if c.factor(at, now) < forgotten {
+		return // live, it would have faded out by now
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.tenants[tenant]
@@ -132,23 +145,41 @@ func (c *Clicks) Record(tenant, query, tool string) {
 		tc := m[t]
 		if tc == nil {
 			if len(m) >= c.opts.Terms {
-				c.forgetWeakest(m, now)
+				c.forgetWeakest(m, later(now, at))
 			}
-			tc = &termClicks{at: now}
+			tc = &termClicks{at: at}
 			m[t] = tc
 		}
-		c.decay(tc, now)
-		c.add(tc, tool)
+		if at.After(tc.at) {
+			c.decay(tc, at)
+		}
+		// The term's weights are as of tc.at: an older click weighs what
+		// it would have faded to by then.
+		if w := c.factor(at, tc.at); w >= forgotten {
+			c.add(tc, tool, w)
+		}
 	}
 }
 
-// add counts one click of tc's term on tool, forgetting the term's
-// weakest tool if it has no room.
-func (c *Clicks) add(tc *termClicks, tool string) {
-	tc.total++
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// Horizon is how old a click may be and still count: seven half-lives,
+// after which it weighs less than forgotten. Older clicks need not be
+// kept, nor replayed.
+func (c *Clicks) Horizon() time.Duration { return 7 * c.opts.HalfLife }
+
+// add counts a click of weight w of tc's term on tool, forgetting the
+// term's weakest tool if it has no room.
+func (c *Clicks) add(tc *termClicks, tool string, w float64) {
+	tc.total += w
 	for i := range tc.tools {
 		if tc.tools[i].name == tool {
-			tc.tools[i].w++
+			tc.tools[i].w += w
 			return
 		}
 	}
@@ -162,7 +193,7 @@ func (c *Clicks) add(tc *termClicks, tool string) {
 		tc.total -= tc.tools[weakest].w
 		tc.tools = slices.Delete(tc.tools, weakest, weakest+1)
 	}
-	tc.tools = append(tc.tools, toolClicks{tool, 1})
+	tc.tools = append(tc.tools, toolClicks{tool, w})
 }
 
 // forgetWeakest drops the eighth of a tenant's terms with the least

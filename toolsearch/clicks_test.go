@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -488,4 +489,96 @@ func TestClicksConcurrently(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// Clicks stored as they happened and replayed later, in their order or
+// in any other, leave the evidence that recording them live left: so a
+// gateway that reads its clicks back after a restart, or another
+// replica's as they come, ranks as if it had seen them itself.
+func TestClicksReplayedGiveTheEvidenceOfLiveRecording(t *testing.T) {
+	const halfLife = 24 * time.Hour
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	type click struct {
+		tenant, query, tool string
+		at                  time.Duration // after start
+	}
+	for _, tt := range []struct {
+		name   string
+		clicks []click
+		end    time.Duration // when the evidence is read, after start
+	}{
+		{"one word, clicks days apart", []click{
+			{"", "note", "create_note", 0},
+			{"", "note", "create_note", 2 * halfLife},
+			{"", "note", "add_task", 3 * halfLife},
+		}, 4 * halfLife},
+		{"words and tools mixed over weeks", []click{
+			{"", "add a note", "create_note", 0},
+			{"", "remember the milk", "create_note", halfLife / 3},
+			{"", "add a task", "add_task", halfLife},
+			{"", "add a note", "add_task", 5 * halfLife},
+			{"", "write the note to a file", "write_file", 9 * halfLife},
+			{"", "add a note", "create_note", 12 * halfLife},
+		}, 13 * halfLife},
+		{"clicks at one instant", []click{
+			{"", "add a note", "create_note", halfLife},
+			{"", "add a note", "add_task", halfLife},
+			{"", "add a note", "create_note", halfLife},
+		}, 2 * halfLife},
+		{"a click past the horizon counts for nothing", []click{
+			{"", "add a note", "add_task", 0},
+			{"", "add a note", "create_note", 8 * halfLife},
+		}, 8 * halfLife},
+		{"tenants apart", []click{
+			{"acme", "add a note", "create_note", 0},
+			{"globex", "add a note", "add_task", halfLife},
+			{"acme", "add a note", "add_task", 2 * halfLife},
+		}, 3 * halfLife},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := &testClock{now: start}
+			live := NewClicks(notesIndex(), &ClickOptions{HalfLife: halfLife, Now: clock.Now})
+			for _, c := range tt.clicks {
+				clock.now = start.Add(c.at)
+				live.Record(c.tenant, c.query, c.tool)
+			}
+			clock.now = start.Add(tt.end)
+			reversed := slices.Clone(tt.clicks)
+			slices.Reverse(reversed)
+			byTool := slices.Clone(tt.clicks)
+			slices.SortStableFunc(byTool, func(a, b click) int { return strings.Compare(a.tool, b.tool) })
+			for _, order := range []struct {
+				name   string
+				clicks []click
+			}{{"in order", tt.clicks}, {"reversed", reversed}, {"by tool", byTool}} {
+				replayed := NewClicks(notesIndex(), &ClickOptions{HalfLife: halfLife, Now: clock.Now})
+				for _, c := range order.clicks {
+					replayed.RecordAt(c.tenant, c.query, c.tool, start.Add(c.at))
+				}
+				for _, tenant := range []string{"", "acme", "globex"} {
+					for _, q := range []string{"add a note", "note", "remember the milk", "write a file", "add a task"} {
+						want, got := live.evidence(tenant, q), replayed.evidence(tenant, q)
+						if !sameEvidence(got, want) {
+							t.Errorf("%s: tenant %q, %q: evidence %v, want %v as recorded live", order.name, tenant, q, got, want)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// sameEvidence reports whether a and b give the same tools the same
+// evidence, but for rounding.
+func sameEvidence(a, b map[string]float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, x := range a {
+		y, ok := b[k]
+		if !ok || math.Abs(x-y) > 1e-9 {
+			return false
+		}
+	}
+	return true
 }
