@@ -35,14 +35,7 @@ func TestGatewayRateLimitFlood(t *testing.T) {
 	h := mcphttp.NewHandler(g.Server(), &mcphttp.Options{Principal: func(r *http.Request) string { return r.Header.Get("X-User") }})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close) // after the clients' cleanups, which close their streams
-	connect := func(user string) *mcp.ClientSession {
-		cs, err := mcp.NewClient(nil, nil).Connect(context.Background(), &mcphttp.ClientTransport{Endpoint: srv.URL + "/mcp", Header: http.Header{"X-User": {user}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		return cs
-	}
+	connect := func(user string) *mcp.ClientSession { return connectUser(t, srv, user) }
 	alice, bob := connect("alice"), connect("bob")
 
 	var mu sync.Mutex

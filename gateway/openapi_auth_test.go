@@ -15,7 +15,6 @@ import (
 	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
-	"github.com/mcpgate/mcpgate/mcphttp"
 )
 
 // vaultAPI is a REST API on loopback that takes an OAuth access token
@@ -216,14 +215,7 @@ func TestARESTAPIsTenantCredentialsReplaceTheServers(t *testing.T) {
 	g := runConfigured(t, cfg, &Options{Logger: (&logBuffer{}).logger()})
 	waitState(t, g, StateReady)
 	srv := serveTenants(t, g)
-	connect := func(user string) *mcp.ClientSession {
-		cs, err := mcp.NewClient(nil, nil).Connect(context.Background(), &mcphttp.ClientTransport{Endpoint: srv.URL + "/mcp", Header: http.Header{"X-User": {user}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		return cs
-	}
+	connect := func(user string) *mcp.ClientSession { return connectUser(t, srv, user) }
 	var err error
 	alice := connect("alice")
 	waitUntil(t, func() bool { _, err = alice.CallTool(context.Background(), "vault_status", nil); return err == nil }, "alice's call (%v)", err)

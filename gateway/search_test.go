@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,7 +18,6 @@ import (
 	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/jsonrpc"
 	"github.com/mcpgate/mcpgate/mcp"
-	"github.com/mcpgate/mcpgate/mcphttp"
 	"github.com/mcpgate/mcpgate/toolsearch"
 )
 
@@ -353,14 +351,7 @@ func TestToolListingPerTenant(t *testing.T) {
 	g := runConfigured(t, cfg, &Options{Logger: (&logBuffer{}).logger()})
 	waitState(t, g, StateReady)
 	srv := serveTenants(t, g)
-	connect := func(user string) *mcp.ClientSession {
-		cs, err := mcp.NewClient(nil, nil).Connect(context.Background(), &mcphttp.ClientTransport{Endpoint: srv.URL + "/mcp", Header: http.Header{"X-User": {user}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		return cs
-	}
+	connect := func(user string) *mcp.ClientSession { return connectUser(t, srv, user) }
 	alice, bob := connect("alice"), connect("bob")
 	if got := toolNames(t, alice); !slices.Equal(got, []string{"call_tool", "describe_tool", "search_tools"}) {
 		t.Errorf("acme (search mode) lists %v", got)

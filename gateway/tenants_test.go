@@ -173,6 +173,19 @@ func serveTenants(t *testing.T, g *Gateway) *httptest.Server {
 	return srv
 }
 
+// connectUser connects to srv (serveTenants, or a handler that reads
+// the principal from X-User) as user, closing the session when the test
+// ends.
+func connectUser(t *testing.T, srv *httptest.Server, user string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(nil, nil).Connect(context.Background(), &mcphttp.ClientTransport{Endpoint: srv.URL + "/mcp", Header: http.Header{"X-User": {user}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
 // Sessions are bound to the principal and the tenant as one unambiguous
 // key: a user named "alice#globex" is not alice acting for globex, and
 // cannot use her session.
