@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -19,10 +20,12 @@ import (
 // rank with what its clicks taught (toolsearch.Clicks); one tenant's
 // never change another's, and callers with no tenant share theirs.
 //
-// Clicks stay in this process's memory, bounded and fading (a half-life
-// of a week): a restart forgets them, and with a cluster each replica
-// learns from the searches and calls it serves itself, so a search and
-// a call that reach different replicas teach neither.
+// Clicks are kept in memory, bounded and fading (a half-life of a
+// week), and in the state database (clickstore.go) when it is a file or
+// a Postgres database: a restart replays them, and replicas sharing a
+// Postgres state database replay each other's within seconds, so that
+// they learn together. A search and a call must still reach the same
+// replica to make a click: each remembers only the searches it served.
 
 // clickWindow is how long after a search a call of one of its tools is
 // taken as chosen from it.
@@ -43,6 +46,10 @@ type clickTracker struct {
 	now   func() time.Time
 	once  sync.Once
 	model *toolsearch.Clicks
+	made  atomic.Bool
+	// store keeps the clicks in the state database; nil when the state
+	// is kept in memory.
+	store *clickStore
 
 	mu   sync.Mutex
 	last map[string][]*shownSearch // caller → their last searches, newest last
@@ -66,7 +73,11 @@ func (c *clickTracker) clock() time.Time {
 // clickModel is the gateway's click model, made on first use.
 func (g *Gateway) clickModel() *toolsearch.Clicks {
 	c := &g.clicks
-	c.once.Do(func() { c.model = toolsearch.NewClicks(g.search, &toolsearch.ClickOptions{Now: c.clock}) })
+	c.once.Do(func() {
+		c.model = toolsearch.NewClicks(g.search, &toolsearch.ClickOptions{Now: c.clock})
+		c.store.start(c.model)
+		c.made.Store(true)
+	})
 	return c.model
 }
 
@@ -142,7 +153,8 @@ func (g *Gateway) clicked(ctx context.Context, req *mcp.Request, tool string) {
 	}
 	c.mu.Unlock()
 	if chosen != nil && g.learns() {
-		g.clickModel().Record(chosen.tenant, chosen.query, tool)
+		g.clickModel().RecordAt(chosen.tenant, chosen.query, tool, now)
+		c.store.add(chosen.tenant, chosen.query, tool, now)
 	}
 }
 
@@ -164,7 +176,12 @@ func (c *clickTracker) shrink(now time.Time) {
 }
 
 // ResetLearning forgets what tool search learnt from the calls of
-// tenant's callers ("" for callers with no tenant).
+// tenant's callers ("" for callers with no tenant): at once here, and
+// within seconds in the state database and the replicas that share it.
 func (g *Gateway) ResetLearning(tenant string) {
+	if !g.learns() && !g.clicks.made.Load() {
+		return // nothing learnt, and the database is not to be touched
+	}
 	g.clickModel().Reset(tenant)
+	g.clicks.store.add(tenant, "", "", g.clicks.clock())
 }

@@ -262,6 +262,7 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 		}
 		g.ownPins = true
 	}
+	g.clicks.store = g.newClickStore(opts.Cluster)
 	return g, nil
 }
 
@@ -393,6 +394,7 @@ func (g *Gateway) Close() error {
 		g.cancel()
 	}
 	g.wg.Wait()
+	g.clicks.store.close()
 	if g.ownPins {
 		return g.pins.Close()
 	}
