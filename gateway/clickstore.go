@@ -290,15 +290,29 @@ func (s *clickStore) run(ctx context.Context, model *toolsearch.Clicks) {
 		s.rounds.Add(1)
 		select {
 		case <-ctx.Done():
-			if s.loaded.Load() {
-				// What was learnt last is kept for the next start.
-				fctx, cancel := context.WithTimeout(context.Background(), clickDBWait)
-				s.write(fctx)
-				cancel()
+			if s.learns() {
+				s.flush()
 			}
 			return
 		case <-tick.C:
 		}
+	}
+}
+
+// flush writes what is pending as the gateway closes, so that the
+// next start replays it: even if the stored clicks were never replayed
+// here (a close in the first round), as this model is done with.
+func (s *clickStore) flush() {
+	s.mu.Lock()
+	n := len(s.pending)
+	s.mu.Unlock()
+	if n == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), clickDBWait)
+	defer cancel()
+	if s.db != nil || s.open(ctx) {
+		s.write(ctx)
 	}
 }
 

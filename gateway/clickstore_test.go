@@ -464,3 +464,32 @@ func TestClicksGoToTheStateDatabaseTheCallerOpened(t *testing.T) {
 		})
 	}
 }
+
+// Clicks made just before the gateway closes are stored, whether or not
+// the store had read the database by then.
+func TestClicksPendingAtCloseAreStored(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		loaded bool
+	}{
+		{"closed before the first round ends", false},
+		{"closed after the stored clicks were read", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "state.db")
+			model := toolsearch.NewClicks(toolsearch.New(nil), nil)
+			s := &clickStore{path: path, replica: "test", logger: slogDiscard, learns: func() bool { return true }, now: time.Now, failing: map[string]bool{}, poll: time.Hour}
+			s.add("acme", "show me the file", "files_list_directory", time.Now())
+			s.start(model)
+			if tt.loaded {
+				waitUntil(t, s.loaded.Load, "the click store to be read")
+				s.add("acme", "show me the file", "files_list_directory", time.Now())
+			}
+			s.close()
+			want := map[bool]int{false: 1, true: 2}[tt.loaded]
+			if n, _ := sqliteClicks(t, path); n != want {
+				t.Errorf("%d clicks stored, want %d", n, want)
+			}
+		})
+	}
+}
