@@ -16,6 +16,7 @@ import (
 	"github.com/mcpgate/mcpgate/cluster"
 	"github.com/mcpgate/mcpgate/gateway/pins"
 	"github.com/mcpgate/mcpgate/internal/postgres"
+	"github.com/mcpgate/mcpgate/internal/redact"
 	"github.com/mcpgate/mcpgate/internal/sqlitefile"
 	"github.com/mcpgate/mcpgate/toolsearch"
 )
@@ -243,6 +244,10 @@ func (s *clickStore) add(tenant, query, tool string, at time.Time) {
 		return
 	}
 	query = strings.ReplaceAll(strings.ToValidUTF8(query, ""), "\x00", "")
+	// A query is kept for weeks: a token someone pasted into a search is
+	// not (redact's rules, as for the audit log; "[redacted]" matches no
+	// tool).
+	query = redact.String(query)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if tool == "" {

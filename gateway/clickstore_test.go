@@ -493,3 +493,19 @@ func TestClicksPendingAtCloseAreStored(t *testing.T) {
 		})
 	}
 }
+
+// TestAStoredQueryHoldsNoSecret: a token pasted into a search query is
+// not kept in the state database for the weeks a click lasts.
+func TestAStoredQueryHoldsNoSecret(t *testing.T) {
+	const token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+	path := filepath.Join(t.TempDir(), "state.db")
+	s := &clickStore{path: path, replica: "test", logger: slogDiscard, learns: func() bool { return true }, now: time.Now, failing: map[string]bool{}, poll: time.Hour}
+	s.add("acme", "list my repos with "+token, "github_list_repos", time.Now())
+	s.start(toolsearch.NewClicks(toolsearch.New(nil), nil))
+	s.close()
+	var query string
+	execScan(t, path, `SELECT query FROM search_clicks`, nil, &query)
+	if strings.Contains(query, token) || !strings.Contains(query, "list my repos") {
+		t.Errorf("stored query %q: want the words without the token", query)
+	}
+}
