@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -149,8 +148,8 @@ type clickStore struct {
 
 // newClickStore is the click store of g's state database, or nil when
 // the state is kept in memory.
-func (g *Gateway) newClickStore(c *cluster.Cluster) *clickStore {
-	path := clickStatePath(g.cfg.State.DB, g.pins)
+func (g *Gateway) newClickStore(c *cluster.Cluster, given string) *clickStore {
+	path := clickStatePath(g.cfg.State.DB, given, g.pins)
 	if path == "" {
 		return nil
 	}
@@ -164,19 +163,22 @@ func (g *Gateway) newClickStore(c *cluster.Cluster) *clickStore {
 	return &clickStore{path: path, replica: replica, logger: g.logger, learns: g.learns, now: g.clicks.clock, failing: map[string]bool{}}
 }
 
-// clickStatePath is the state database: the configuration's, or else
-// the one the caller opened the pins in.
-func clickStatePath(configured string, ps *pins.Store) string {
-	if configured != "" || ps == nil {
+// clickStatePath is the state database: the configuration's, else the
+// one the caller says it opened the pins from (Options.StateDB), else
+// the pins store's own path where it shows in full: a Postgres URL's
+// password is hidden in it, and then clicks stay in memory.
+func clickStatePath(configured, given string, ps *pins.Store) string {
+	switch {
+	case configured != "":
 		return configured
+	case given != "":
+		return given
+	case ps == nil:
+		return ""
 	}
 	p := ps.Path()
-	if postgres.IsURL(p) {
-		// Path hides a password; the URL came from the environment
-		// (pins.DefaultPath) with it.
-		if env := os.Getenv(pins.EnvPath); env != "" && postgres.Redact(env) == p {
-			return env
-		}
+	if postgres.IsURL(p) && strings.Contains(p, redact.Marker) {
+		return ""
 	}
 	return p
 }

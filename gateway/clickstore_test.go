@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -422,9 +421,11 @@ func execScan(t *testing.T, path, q string, args []any, dest ...any) {
 	}
 }
 
-// A caller that opens the pins itself (mcpgate serve, with state.db
-// unset) gets its clicks stored in the same database, a Postgres URL
-// with its password included.
+// TestClicksGoToTheStateDatabaseTheCallerOpened: the clicks' database is
+// the configuration's state.db, else the one the caller says it opened
+// the pins from (Options.StateDB), else the pins store's path where it
+// shows in full; a Postgres URL whose password the store hides leaves
+// the clicks in memory rather than fail to connect.
 func TestClicksGoToTheStateDatabaseTheCallerOpened(t *testing.T) {
 	open := func(t *testing.T, path string) *pins.Store {
 		t.Helper()
@@ -436,29 +437,42 @@ func TestClicksGoToTheStateDatabaseTheCallerOpened(t *testing.T) {
 		return ps
 	}
 	file := filepath.Join(t.TempDir(), "state.db")
+	withPassword := func(t *testing.T) string {
+		return strings.Replace(testservice.Postgres(t).CreateDatabase("withpw"), "mcpgate@", "mcpgate:secret@", 1) // the test cluster trusts any password
+	}
 	for _, tt := range []struct {
-		name       string
-		configured string
-		pins       func(t *testing.T) *pins.Store
-		want       func(t *testing.T) string
+		name              string
+		configured, given string
+		pins              string // "": none; "pg": a Postgres URL with a password
+		want              string // "pg": that URL
 	}{
-		{"state.db configured", file, nil, func(*testing.T) string { return file }},
-		{"pins in a file", "", func(t *testing.T) *pins.Store { return open(t, file) }, func(*testing.T) string { return file }},
-		{"pins in memory", "", func(t *testing.T) *pins.Store { return open(t, "") }, func(*testing.T) string { return "" }},
-		{"no pins", "", nil, func(*testing.T) string { return "" }},
-		{"pins in Postgres, named by the environment", "", func(t *testing.T) *pins.Store {
-			pg := testservice.Postgres(t)
-			u := strings.Replace(pg.CreateDatabase("env"), "mcpgate@", "mcpgate:secret@", 1) // the cluster trusts any password
-			t.Setenv(pins.EnvPath, u)
-			return open(t, u)
-		}, func(*testing.T) string { return os.Getenv(pins.EnvPath) }},
+		{"state.db configured", file, "", "", file},
+		{"pins in a file", "", "", file, file},
+		{"pins in memory", "", "", ":memory:", ""},
+		{"no pins", "", "", "", ""},
+		{"pins in Postgres, the caller naming the URL", "", "pg", "pg", "pg"},
+		{"pins in Postgres, nobody naming the URL", "", "", "pg", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var ps *pins.Store
-			if tt.pins != nil {
-				ps = tt.pins(t)
+			pg := ""
+			if tt.pins == "pg" {
+				pg = withPassword(t)
 			}
-			if got, want := clickStatePath(tt.configured, ps), tt.want(t); got != want {
+			sub := func(s string) string {
+				if s == "pg" {
+					return pg
+				}
+				return s
+			}
+			var ps *pins.Store
+			switch tt.pins {
+			case "":
+			case ":memory:":
+				ps = open(t, "")
+			default:
+				ps = open(t, sub(tt.pins))
+			}
+			if got, want := clickStatePath(tt.configured, sub(tt.given), ps), sub(tt.want); got != want {
 				t.Errorf("the clicks' database is %q, want %q", got, want)
 			}
 		})

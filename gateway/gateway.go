@@ -78,6 +78,12 @@ type Options struct {
 	// life of the gateway) when that is empty. The caller closes a
 	// store it passes; the gateway closes one it opened.
 	Pins *pins.Store
+	// StateDB is the state database that the caller opened Pins from,
+	// as a path or a postgres:// URL with its password: what tool search
+	// learns from use is kept there too (clickstore.go). Empty means the
+	// configuration's state.db, else Pins's own path when it shows in
+	// full (a Postgres URL with a password does not).
+	StateDB string
 	// Cluster, when set, is the state this replica shares with the
 	// gateway's other replicas: the rate limits (calls, tools and
 	// sampling) hold across all of them. Nil means this process holds
@@ -262,7 +268,7 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 		}
 		g.ownPins = true
 	}
-	g.clicks.store = g.newClickStore(opts.Cluster)
+	g.clicks.store = g.newClickStore(opts.Cluster, opts.StateDB)
 	return g, nil
 }
 

@@ -114,7 +114,7 @@ func serveGateway(ctx context.Context, f serveFlags) error {
 		return fmt.Errorf("opening the state database %s: %w (set state.db in the configuration, or MCPGATE_STATE_DB)", postgres.Redact(statePath), err)
 	}
 	defer ps.Close()
-	opts.Pins = ps
+	opts.Pins, opts.StateDB = ps, statePath
 	slog.Info("mcpgate: tool-definition pins", "state", cmpOr(ps.Path(), "memory"))
 	if tf, err := oauthTokenFile(); err == nil {
 		opts.TokenStore = oauthclient.NewFileStore(tf) // what mcpgate login keeps
