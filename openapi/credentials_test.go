@@ -236,3 +236,55 @@ func FuzzCredentials(f *testing.F) {
 		})
 	})
 }
+
+// TestSwaggerSecurityDefinitionsAreSchemes: Swagger 2.0's
+// securityDefinitions (basic, apiKey, oauth2 with its flow names) are
+// listed as OpenAPI 3 schemes, and a call sends their values alike.
+func TestSwaggerSecurityDefinitionsAreSchemes(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "swagger.yaml")
+	spec := `swagger: "2.0"
+info: {title: S, version: "1"}
+host: api.example.com
+basePath: /v1
+securityDefinitions:
+  basicAuth: {type: basic}
+  key: {type: apiKey, in: query, name: api_key}
+  app: {type: oauth2, flow: application, tokenUrl: "https://auth.example.com/token", scopes: {read: r}}
+  code: {type: oauth2, flow: accessCode, authorizationUrl: "https://auth.example.com/authorize", tokenUrl: "https://auth.example.com/token", scopes: {read: r}}
+security: [{key: []}]
+paths:
+  /things: {get: {operationId: listThings, responses: {"200": {description: ok}}}}
+`
+	if err := os.WriteFile(f, []byte(spec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	doc := mustLoad(t, f, LoadOptions{})
+	got := map[string]string{}
+	for _, s := range doc.SecuritySchemes() {
+		desc := s.Type + "/" + s.Scheme + s.In
+		for _, fl := range s.Flows {
+			desc += " " + fl.Kind + ":" + fl.TokenURL
+		}
+		got[s.Name] = desc
+	}
+	want := map[string]string{
+		"basicAuth": "http/basic",
+		"key":       "apiKey/query",
+		"app":       "oauth2/ clientCredentials:https://auth.example.com/token",
+		"code":      "oauth2/ authorizationCode:https://auth.example.com/token",
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: %q, want %q", k, got[k], w)
+		}
+	}
+	tools := toolsOf(t, f)
+	base, _ := url.Parse("http://127.0.0.1:9/v1")
+	req, err := tools["listThings"].BuildRequest(context.Background(), base, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := doc.Authorize(tools["listThings"], req, Credentials{"key": "k1", "basicAuth": "a:b"}); err != nil || req.URL.RawQuery != "api_key=k1" || req.Header.Get("Authorization") != "" {
+		t.Errorf("Authorize: %v; query %q, Authorization %q; want the key only", err, req.URL.RawQuery, req.Header.Get("Authorization"))
+	}
+}
