@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpgate/mcpgate/internal/sqlitefile"
 	"net"
 	"net/url"
 	"path/filepath"
@@ -407,5 +408,39 @@ func testPostgresPasswordNeverShows(t *testing.T, b backend) {
 	l.Close() // nothing answers there now
 	if _, err := Open(u.String()); err == nil || strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), u.Host) {
 		t.Errorf("Open of a database that does not answer: %v; want an error naming it without its password", err)
+	}
+}
+
+// TestVersionIgnoresOtherTablesOfTheFile: the state database holds more
+// than the pins (what search learns from use is written every few
+// seconds); commits to another table of the same SQLite file do not
+// move the pins' version, so the gateway does not re-check every
+// server's pins for them.
+func TestVersionIgnoresOtherTablesOfTheFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s := openStore(t, path)
+	v0, err := s.Version(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, _, err := sqlitefile.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, stmt := range []string{`CREATE TABLE other (x INTEGER)`, `INSERT INTO other VALUES (1)`, `INSERT INTO other VALUES (2)`} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v, err := s.Version(ctx); err != nil || v != v0 {
+		t.Errorf("after commits to another table the version is %d (%v), want %d", v, err, v0)
+	}
+	if err := openStore(t, path).Write(ctx, []Change{{Kind: ChangeSeen, Server: "s", Tool: "a", Def: Definition{Name: "a"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := s.Version(ctx); v == v0 {
+		t.Error("another store's change of the pins left the version as it was")
 	}
 }

@@ -14,21 +14,22 @@ import (
 // statements themselves are written once, with $1, $2 ... for their
 // arguments, which both drivers read alike.
 //
-// SQLite is one file with one writer at a time, and PRAGMA data_version
-// tells a connection that another committed. Postgres has neither, so
-// its writes take an advisory lock (two gateways pinning the same tools
-// at once take turns, and an approval never interleaves with a listing's
-// changes) and bump a counter, pins_version, in the same transaction as
-// every change: Version reads it, less the store's own bumps.
+// Both bump a counter, pins_version, in the same transaction as every
+// change of the pins: Version reads it, less the store's own bumps.
+// (SQLite's PRAGMA data_version would count every commit to the file,
+// and the file holds other tables: what search learns from use is
+// written there every few seconds.) SQLite is one file with one writer
+// at a time; Postgres writes take an advisory lock, so that two gateways
+// pinning the same tools at once take turns, and an approval never
+// interleaves with a listing's changes.
 type dialect struct {
 	// lock runs first in every write transaction (nil: SQLite's writer
 	// lock does already).
 	lock func(context.Context, *sql.Tx) error
 	// bump is the statement that counts a committed change, run in the
-	// transaction that made it ("": none, data_version counts).
+	// transaction that made it.
 	bump string
-	// version reads the count of changes: every connection's commits
-	// but this one's for SQLite, everyone's for Postgres.
+	// version reads the count of changes, everyone's.
 	version string
 	// textOnly: the database's text holds valid UTF-8 without NUL, and
 	// refuses anything else with an error that would lose the whole
@@ -36,7 +37,10 @@ type dialect struct {
 	textOnly bool
 }
 
-var sqliteDialect = &dialect{version: `PRAGMA data_version`}
+var sqliteDialect = &dialect{
+	bump:    `UPDATE pins_version SET version = version + 1 WHERE id = 1`,
+	version: `SELECT version FROM pins_version WHERE id = 1`,
+}
 
 var postgresDialect = &dialect{
 	lock: func(ctx context.Context, tx *sql.Tx) error {
@@ -47,8 +51,9 @@ var postgresDialect = &dialect{
 	textOnly: true,
 }
 
-// sqliteSchema is the pins table in SQLite; a file that has it is left
-// as it is.
+// sqliteSchema is the pins table in SQLite and the count of its
+// changes; a file that has them is left as it is, and a file of an
+// earlier version gets the count.
 const sqliteSchema = `CREATE TABLE IF NOT EXISTS pins (
 	server TEXT NOT NULL,
 	tool TEXT NOT NULL,
@@ -61,7 +66,12 @@ const sqliteSchema = `CREATE TABLE IF NOT EXISTS pins (
 	seen_ms INTEGER NOT NULL DEFAULT 0,
 	first_ms INTEGER NOT NULL,
 	PRIMARY KEY (server, tool)
-)`
+);
+CREATE TABLE IF NOT EXISTS pins_version (
+	id INTEGER PRIMARY KEY CHECK (id = 1),
+	version INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO pins_version (id, version) VALUES (1, 0)`
 
 // postgresMigrations are the schema in Postgres: migration i brings it
 // to version i+1 (recorded in pins_migrations). Append only. The table

@@ -83,7 +83,7 @@ type Store struct {
 	// read, so that Version never counts this store's own write. It is
 	// taken with a connection held, never while waiting for one.
 	mu  sync.Mutex
-	own int64 // the changes this store committed (Postgres)
+	own int64 // the changes this store committed
 }
 
 // EnvPath names the environment variable that, when set, is the state
@@ -123,9 +123,9 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	// One connection: Version counts the commits of other connections,
-	// so the gateway's own writes must go through the one it polls (and
-	// a database in memory lives as long as its connection).
+	// One connection: a write and its count in own are ordered with
+	// Version's read through it (and a database in memory lives as long
+	// as its connection).
 	db.SetMaxOpenConns(1)
 	db.SetConnMaxIdleTime(0)
 	db.SetConnMaxLifetime(0)
@@ -145,8 +145,9 @@ func (s *Store) Close() error { return s.db.Close() }
 
 // Version changes whenever another process or connection (the mcpgate
 // pins command, another gateway) commits a change; the store's own
-// writes leave it as it is. On SQLite it is PRAGMA data_version; on
-// Postgres, the count of committed changes less the store's own.
+// writes leave it as it is: the count of committed changes of the pins
+// (pins_version), less the store's own. Commits to other tables of the
+// same database (search_clicks) do not move it.
 func (s *Store) Version(ctx context.Context) (int64, error) {
 	// The connection first, then mu, as a write takes them: SQLite's
 	// store has one connection, which a write holds when it takes mu.
