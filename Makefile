@@ -21,6 +21,7 @@ FUZZ_TARGETS := \
 	./auth/oauthclient:FuzzParseWWWAuthenticate \
 	./gateway/config:FuzzParse \
 	./toolsearch:FuzzSearch \
+	./toolsearch:FuzzSplitQuoted \
 	./toolsearch:FuzzQueryValues \
 	./toolsearch:FuzzWords \
 	./toolsearch:FuzzEstimate \

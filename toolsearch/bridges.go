@@ -119,21 +119,39 @@ func parseDomain(text string) map[string][]string {
 }
 
 // domainTermsOf adds to w the words of the other names of each word and
-// each pair of adjacent words of the query that the map knows.
+// each pair of adjacent words of the query that the map knows. A pair's
+// first word is also looked up by its base form, and a pronoun may come
+// between its words, so that a phrasal verb is known however it is said:
+// "spun up", "setting it up".
 func (ix *Index) domainTermsOf(tx *analysis, w map[string]float64) {
-	for i, word := range tx.words {
-		if !tx.info[i].stop {
-			for _, o := range domainTerms[word] {
-				ix.bridge(w, o, domainWeight)
-			}
+	add := func(term string) {
+		for _, o := range domainTerms[term] {
+			ix.bridge(w, o, domainWeight)
 		}
-		if i+1 < len(tx.words) {
-			for _, o := range domainTerms[word+" "+tx.words[i+1]] {
-				ix.bridge(w, o, domainWeight)
+	}
+	ws := tx.words
+	for i, word := range ws {
+		if !tx.info[i].stop {
+			add(word)
+		}
+		base := word
+		if alpha(word) {
+			base = wn.Base(word)
+		}
+		for j := i + 1; j < len(ws) && j <= i+2; j++ {
+			if j == i+2 && !objectPronouns[ws[i+1]] {
+				break
+			}
+			add(word + " " + ws[j])
+			if base != word {
+				add(base + " " + ws[j])
 			}
 		}
 	}
 }
+
+// objectPronouns may come between a phrasal verb's words ("clean it up").
+var objectPronouns = map[string]bool{"it": true, "them": true, "this": true, "that": true, "these": true, "those": true, "everything": true, "me": true, "us": true}
 
 // Pseudo-relevance feedback (Options.Feedback): the words that the best
 // few tools of a first ranking share are added to the query for a

@@ -17,6 +17,7 @@ func TestBridgesFindToolsInOtherWords(t *testing.T) {
 		{Name: "list_pods", Description: "List the pods of a Kubernetes namespace."},
 		{Name: "create_merge_request", Description: "Open a merge request between two branches."},
 		{Name: "send_message", Description: "Post a message to a channel."},
+		{Name: "start_job", Description: "Begin a job on the runner."},
 	}
 	tests := []struct {
 		query, want string
@@ -25,6 +26,8 @@ func TestBridgesFindToolsInOtherWords(t *testing.T) {
 		{"jot it", "write_note", BridgeWordNet}, // jot: a synonym of write
 		{"what is running in k8s", "list_pods", BridgeDomain},
 		{"an mr from feature into main", "create_merge_request", BridgeDomain},
+		// A phrasal verb, inflected and split by a pronoun: kick off.
+		{"kicked it off", "start_job", BridgeDomain},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {

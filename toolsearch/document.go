@@ -152,13 +152,16 @@ func (d *doc) tokensOf() int {
 }
 
 // stripServer leaves out a gateway's server prefix from a published name,
-// which the server field already holds.
+// which the server field already holds: a whole word of it only, so that
+// server "s" leaves "start_job" as it is.
 func stripServer(name, server string) string {
-	if server != "" && len(name) > len(server)+1 && strings.HasPrefix(name, server) {
+	if server != "" && len(name) > len(server)+1 && strings.HasPrefix(name, server) && !isLowerAlnum(name[len(server)]) {
 		return name[len(server):]
 	}
 	return name
 }
+
+func isLowerAlnum(c byte) bool { return 'a' <= c && c <= 'z' || isDigit(c) }
 
 // summary is the first sentence of a description: what the tool does,
 // before the details of how.

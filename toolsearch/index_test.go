@@ -369,6 +369,25 @@ func TestServerPrefix(t *testing.T) {
 	}
 }
 
+// Only a whole word of the name is the server's: server "s" strips
+// nothing from "start_job" ("tart job" would never be found by "start").
+func TestStripServerTakesWholeWords(t *testing.T) {
+	tests := []struct{ name, server, want string }{
+		{"github_search_code", "github", "_search_code"},
+		{"slackGetChannel", "slack", "GetChannel"},
+		{"n8n-validate", "n8n", "-validate"},
+		{"start_job", "s", "start_job"},
+		{"gitignore_create", "git", "gitignore_create"},
+		{"s3_list", "s", "s3_list"},
+		{"github", "github", "github"},
+	}
+	for _, tt := range tests {
+		if got := stripServer(tt.name, tt.server); got != tt.want {
+			t.Errorf("stripServer(%q, %q) = %q, want %q", tt.name, tt.server, got, tt.want)
+		}
+	}
+}
+
 func TestEstimateTokens(t *testing.T) {
 	def := &mcp.Tool{
 		Name:        "search_repositories",

@@ -105,8 +105,14 @@ var (
 // its kind (see queryValues).
 func (ix *Index) queryTerms(text string) (map[string]float64, []value) {
 	text, values := queryValues(text, nil)
+	rest, quoted := splitQuoted(text)
 	var tx analysis
-	ix.an.lexicon(false).analyze(text, true, &tx)
+	ix.an.lexicon(false).analyze(rest, true, &tx)
+	if len(tx.terms) == 0 {
+		// All quotes: the quotes are what the query says.
+		ix.an.lexicon(false).analyze(text, true, &tx)
+		quoted = ""
+	}
 	terms := tx.terms
 	w := make(map[string]float64, len(terms)*2)
 	for _, t := range terms {
@@ -137,6 +143,13 @@ func (ix *Index) queryTerms(text string) (map[string]float64, []value) {
 	}
 	if ix.opts.NoBridges&BridgeWordNet == 0 {
 		ix.wordNetTerms(&tx, w)
+	}
+	if quoted != "" {
+		var qx analysis
+		ix.an.lexicon(false).analyze(quoted, false, &qx)
+		for _, t := range qx.terms {
+			w[t] += quotedWeight
+		}
 	}
 	for _, v := range values {
 		for _, kw := range kindWords[v.kind] {

@@ -101,27 +101,31 @@ func readJSONL[T any](path string, into *[]T) error {
 
 // runDevset searches the catalog of toolsDir for each query in process
 // and returns each query's rank of its first gold tool (0: not in the
-// top 10).
-func runDevset(qs []devQuery, toolsDir string, opts *toolsearch.Options, servers int) ([]int, int, error) {
+// top 10) and its first hit.
+func runDevset(qs []devQuery, toolsDir string, opts *toolsearch.Options, servers int) ([]int, []string, int, error) {
 	es, err := toolsearch.LoadCatalog(toolsDir)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	ix := toolsearch.New(opts)
 	ix.Add(es...)
 	if err := ix.WaitEmbedded(context.Background()); err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	ranks := make([]int, len(qs))
+	firsts := make([]string, len(qs))
 	for i, q := range qs {
 		for r, h := range ix.Search(context.Background(), toolsearch.Query{Text: q.text, K: 10, Servers: servers}) {
+			if r == 0 {
+				firsts[i] = h.Server + "/" + h.Tool.Name
+			}
 			if slices.Contains(q.gold, h.Server+"/"+h.Tool.Name) {
 				ranks[i] = r + 1
 				break
 			}
 		}
 	}
-	return ranks, len(es), nil
+	return ranks, firsts, len(es), nil
 }
 
 // reportDevset prints both halves, all kinds and each.
@@ -139,15 +143,16 @@ func reportDevset(qs []devQuery, ranks []int) {
 }
 
 // devMisses prints up to n queries of the dev half whose gold tool is
-// not first (never the test half: it is for reporting only).
-func devMisses(qs []devQuery, ranks []int, n int) {
+// not first, with the tool that came first (never the test half: it is
+// for reporting only).
+func devMisses(qs []devQuery, ranks []int, firsts []string, n int) {
 	for i, q := range qs {
 		if n == 0 {
 			return
 		}
 		if !q.test && ranks[i] != 1 {
 			n--
-			fmt.Printf("  rank %2d  %-16s %-60s %s\n", ranks[i], q.kind, q.text, strings.Join(q.gold, " "))
+			fmt.Printf("  rank %2d  %-16s %-60s %s  (first: %s)\n", ranks[i], q.kind, q.text, strings.Join(q.gold, " "), firsts[i])
 		}
 	}
 }

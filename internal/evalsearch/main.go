@@ -126,13 +126,13 @@ func main() {
 		if *embedURL != "" {
 			dopts.Embedder = &toolsearch.EmbedOptions{Embedder: &toolsearch.OpenAIEmbedder{Endpoint: *embedURL, Model: *embedModel}, QueryTimeout: time.Minute}
 		}
-		dr, nt, err := runDevset(dq, *tools, dopts, *servers)
+		dr, firsts, nt, err := runDevset(dq, *tools, dopts, *servers)
 		if err != nil {
 			log.Fatalf("%v (set -tools)", err)
 		}
 		fmt.Printf("\nDevelopment set: %d queries over %d tools (in process)\n", len(dq), nt)
 		reportDevset(dq, dr)
-		devMisses(dq, dr, *devMissN)
+		devMisses(dq, dr, firsts, *devMissN)
 	}
 }
 
