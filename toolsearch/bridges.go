@@ -50,7 +50,9 @@ const maxRelatedPerWord = 8
 // query's words (not stop words) that the index has.
 func (ix *Index) wordNetTerms(tx *analysis, w map[string]float64) {
 	for i, word := range tx.words {
-		if tx.info[i].stop || !alpha(word) {
+		// A participle that filters is not bridged: its base would
+		// bring back the operation it does not ask for.
+		if tx.info[i].stop || !alpha(word) || participleFilter(tx, i) {
 			continue
 		}
 		if b := wn.Base(word); b != word {
