@@ -13,7 +13,7 @@ func TestSplitQuotedTakesOutWhatIsQuoted(t *testing.T) {
 		text, rest, quoted string
 	}{
 		{`file a bug "crash on upload"`, `file a bug                  `, `crash on upload `},
-		{`post “ship it” and 'done' in #eng`, "post " + strings.Repeat(" ", len(`“ship it”`)) + " and        in #eng", `ship it done `},
+		{`post “ship it” and 'done' in #eng`, "post " + strings.Repeat(" ", len(`“ship it”`)) + " and        in     ", `ship it done eng `},
 		{"run `npm test` now", "run            now", "npm test "},
 		// Apostrophes are not quotes.
 		{`what's in the users' files`, `what's in the users' files`, ``},
@@ -21,6 +21,10 @@ func TestSplitQuotedTakesOutWhatIsQuoted(t *testing.T) {
 		// A quote left open quotes nothing; an empty pair is not a span.
 		{`say "hello to all`, `say "hello to all`, ``},
 		{`an "" empty one`, `an "" empty one`, ``},
+		// A #tag names a channel or an element; a number or C# is none.
+		{`post in #deploys, then #eng-ops.`, `post in         , then         .`, `deploys eng-ops `},
+		{`issue #77 in C# code`, `issue #77 in C# code`, ``},
+		{`say"hi"`, `say    `, `hi `},
 	}
 	for _, tt := range tests {
 		rest, quoted := splitQuoted(tt.text)
@@ -45,6 +49,8 @@ func TestQuotedWordsCountLessThanTheRequest(t *testing.T) {
 		{`new issue "Crash when uploading avatar"`, "create_issue"},
 		// All quotes: the quotes are the request.
 		{`"upload avatar"`, "upload_avatar"},
+		// A channel's name is not the request either.
+		{`new issue from #avatar-crash`, "create_issue"},
 	} {
 		hits := ix.Search(context.Background(), Query{Text: tt.query, K: 2})
 		if len(hits) == 0 || hits[0].Name != tt.want {
@@ -54,7 +60,7 @@ func TestQuotedWordsCountLessThanTheRequest(t *testing.T) {
 }
 
 func FuzzSplitQuoted(f *testing.F) {
-	for _, s := range []string{`a "b" c`, "x `y` ‘z’ «w»", `it's 'q'`, `"open`, "\xff\"\xfe\""} {
+	for _, s := range []string{`a "b" c`, "x `y` ‘z’ «w»", `it's 'q'`, `"open`, "\xff\"\xfe\"", "#a #1 b#c #"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
