@@ -24,8 +24,9 @@ import (
 // week), and in the state database (clickstore.go) when it is a file or
 // a Postgres database: a restart replays them, and replicas sharing a
 // Postgres state database replay each other's within seconds, so that
-// they learn together. A search and a call must still reach the same
-// replica to make a click: each remembers only the searches it served.
+// they learn together. Replicas sharing a Redis share the searches they
+// served too (clicks_shared.go), so that a call makes a click whichever
+// replica served its search.
 
 // clickWindow is how long after a search a call of one of its tools is
 // taken as chosen from it.
@@ -50,6 +51,9 @@ type clickTracker struct {
 	// store keeps the clicks in the state database; nil when the state
 	// is kept in memory.
 	store *clickStore
+	// shared keeps the searches in the replicas' Redis; nil for a
+	// gateway alone.
+	shared *sharedSearches
 
 	mu   sync.Mutex
 	last map[string][]*shownSearch // caller → their last searches, newest last
@@ -115,7 +119,13 @@ func (g *Gateway) searched(ctx context.Context, req *mcp.Request, query string, 
 	for i, h := range hits {
 		s.tools[i] = h.Name
 	}
-	g.clicks.remember(callerKey(ctx, req), s)
+	key := callerKey(ctx, req)
+	g.clicks.remember(key, s)
+	if sh := g.clicks.shared; sh != nil {
+		if err := sh.remember(ctx, key, s); err != nil {
+			sh.fail(g, err)
+		}
+	}
 }
 
 // remember keeps s as caller's latest search.
@@ -137,13 +147,29 @@ func (c *clickTracker) remember(key string, s *shownSearch) {
 }
 
 // clicked counts a successful call of tool as chosen from the caller's
-// latest search that showed it, once per search.
+// latest search that showed it, once per search: in the background, in
+// Redis, when a replica said the caller searched (see runSharedClicks).
 func (g *Gateway) clicked(ctx context.Context, req *mcp.Request, tool string) {
+	key, now := callerKey(ctx, req), g.clicks.clock()
+	if sh := g.clicks.shared; sh != nil && g.learns() && sh.searchedRecently(key, now) {
+		select {
+		case sh.jobs <- sharedClick{key, tool, now}:
+		default:
+			if sh.dropped.Add(1) == 1 {
+				g.logger.Warn("tool search learning: too many calls waiting to be looked up in Redis; some clicks are not counted")
+			}
+		}
+		return
+	}
+	g.creditLocal(key, tool, now)
+}
+
+// creditLocal counts a call of tool by caller as chosen from the latest
+// search this replica showed it that showed the tool, once per search.
+func (g *Gateway) creditLocal(key, tool string, now time.Time) {
 	c := &g.clicks
-	key := callerKey(ctx, req)
 	c.mu.Lock()
 	var chosen *shownSearch
-	now := c.clock()
 	for _, s := range slices.Backward(c.last[key]) {
 		if now.Sub(s.at) <= clickWindow && slices.Contains(s.tools, tool) && !slices.Contains(s.credited, tool) {
 			s.credited = append(s.credited, tool)

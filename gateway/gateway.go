@@ -269,6 +269,7 @@ func New(cfg *config.Config, opts *Options) (*Gateway, error) {
 		g.ownPins = true
 	}
 	g.clicks.store = g.newClickStore(opts.Cluster, opts.StateDB)
+	g.clicks.shared = newSharedSearches(opts.Cluster)
 	return g, nil
 }
 
@@ -306,6 +307,13 @@ func (g *Gateway) Start(ctx context.Context) {
 		defer g.wg.Done()
 		g.watchPins(ctx)
 	}()
+	if g.clicks.shared != nil {
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			g.runSharedClicks(ctx)
+		}()
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.ctx = ctx

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -82,6 +83,12 @@ func refilled(perMinute int, d time.Duration) int {
 // round trips of shared rate-limit checks.
 func scripts(t *testing.T, rdb *redis.Client) int {
 	t.Helper()
+	return redisCalls(t, rdb, "evalsha", "eval")
+}
+
+// redisCalls counts the commands of the names given that Redis has run.
+func redisCalls(t *testing.T, rdb *redis.Client, commands ...string) int {
+	t.Helper()
 	info, err := rdb.Info(context.Background(), "commandstats").Result()
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +97,7 @@ func scripts(t *testing.T, rdb *redis.Client) int {
 	sc := bufio.NewScanner(strings.NewReader(info))
 	for sc.Scan() {
 		name, stats, ok := strings.Cut(sc.Text(), ":")
-		if !ok || (name != "cmdstat_evalsha" && name != "cmdstat_eval") {
+		if !ok || !slices.Contains(commands, strings.TrimPrefix(name, "cmdstat_")) {
 			continue
 		}
 		for f := range strings.SplitSeq(stats, ",") {

@@ -35,6 +35,10 @@ func callerKey(ctx context.Context, req *mcp.Request) string {
 		tn, _ := TenantFrom(ctx)
 		return "p:" + p + "\x00" + tn
 	}
+	// A session's id, where it has one, is the same on every replica.
+	if req.Session != nil && req.Session.ID() != "" {
+		return "s:" + req.Session.ID()
+	}
 	return fmt.Sprintf("s:%p", req.Session)
 }
 
