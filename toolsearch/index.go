@@ -22,12 +22,15 @@ type Index struct {
 	gen      uint32           // tells a reused id's doc from the removed one
 	byName   map[string]int32 // key → id
 	byServer map[string][]int32
-	terms    map[string]*term   // the vocabulary, with each term's postings
-	total    int                // postings entries
-	dead     int                // postings entries of removed docs
-	fieldLen [numFields]float64 // total length of each field over live docs
-	live     int
-	implied  map[string][]expansion // query term → terms it implies
+	// serverParts are the servers each word of a name names (see
+	// namedServers).
+	serverParts map[string][]string
+	terms       map[string]*term   // the vocabulary, with each term's postings
+	total       int                // postings entries
+	dead        int                // postings entries of removed docs
+	fieldLen    [numFields]float64 // total length of each field over live docs
+	live        int
+	implied     map[string][]expansion // query term → terms it implies
 
 	related *coCalls
 	vectors *vectorSet
@@ -156,11 +159,12 @@ type posting struct {
 // New returns an empty index.
 func New(opts *Options) *Index {
 	ix := &Index{
-		an:       newAnalyzer(),
-		byName:   map[string]int32{},
-		byServer: map[string][]int32{},
-		terms:    map[string]*term{},
-		related:  newCoCalls(),
+		an:          newAnalyzer(),
+		byName:      map[string]int32{},
+		byServer:    map[string][]int32{},
+		serverParts: map[string][]string{},
+		terms:       map[string]*term{},
+		related:     newCoCalls(),
 	}
 
 	if opts != nil {
@@ -328,6 +332,11 @@ func (ix *Index) addLocked(d *doc) {
 	ix.gen++
 	d.gen = ix.gen
 	ix.byName[d.key] = d.id
+	if len(ix.byServer[d.server]) == 0 {
+		for _, p := range nameParts(d.server) {
+			ix.serverParts[p] = append(ix.serverParts[p], d.server)
+		}
+	}
 	ix.byServer[d.server] = append(ix.byServer[d.server], d.id)
 	d.terms = make([]*term, len(d.freqs))
 	for i, f := range d.freqs {
@@ -370,6 +379,15 @@ func (ix *Index) removeLocked(id int32) {
 	}
 	if ids := ix.byServer[d.server]; ids != nil {
 		ix.byServer[d.server] = slices.DeleteFunc(ids, func(x int32) bool { return x == id })
+		if len(ix.byServer[d.server]) == 0 {
+			delete(ix.byServer, d.server)
+			for _, p := range nameParts(d.server) {
+				ix.serverParts[p] = slices.DeleteFunc(ix.serverParts[p], func(s string) bool { return s == d.server })
+				if len(ix.serverParts[p]) == 0 {
+					delete(ix.serverParts, p)
+				}
+			}
+		}
 	}
 	ix.live--
 }

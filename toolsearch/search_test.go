@@ -2,6 +2,8 @@ package toolsearch
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/mcp"
@@ -30,5 +32,51 @@ func TestParticiplesThatFilterAreNotTheOperation(t *testing.T) {
 		if len(hits) == 0 || hits[0].Name != tt.want {
 			t.Errorf("%s: hits %v, want %s first", tt.query, names(hits), tt.want)
 		}
+	}
+}
+
+// A query that names a server means its tools, though another server's
+// tool says the query's other words more often.
+func TestNamedServerIsPreferred(t *testing.T) {
+	ix := New(nil)
+	ix.SetServer("github", []Entry{{Name: "merge_pull_request", Tool: &mcp.Tool{Name: "merge_pull_request", Description: "Merge a pull request."}}})
+	ix.SetServer("gitlab-zereight", []Entry{{Name: "merge_merge_request", Tool: &mcp.Tool{Name: "merge_merge_request", Description: "Merge a merge request: squash and merge, or merge when the pipeline succeeds."}}})
+	for _, tt := range []struct{ query, want string }{
+		{"squash and merge #77 on GitHub once the pipeline is green", "merge_pull_request"},
+		{"squash and merge !77 on gitlab", "merge_merge_request"},
+	} {
+		hits := ix.Search(context.Background(), Query{Text: tt.query, K: 2})
+		if len(hits) == 0 || hits[0].Name != tt.want {
+			t.Errorf("%s: hits %v, want %s first", tt.query, names(hits), tt.want)
+		}
+	}
+}
+
+func TestNamedServers(t *testing.T) {
+	ix := New(nil)
+	ix.SetServer("brave-search", []Entry{{Name: "web", Tool: &mcp.Tool{Name: "web", Description: "Search the web."}}})
+	ix.SetServer("google-calendar", []Entry{{Name: "list_events", Tool: &mcp.Tool{Name: "list_events", Description: "List events."}}})
+	for i, server := range []string{"docs", "code", "mail"} {
+		// Other servers search too: "search" is a word of the catalog,
+		// and names no server.
+		ix.SetServer(server, []Entry{{Name: "search_" + server, Tool: &mcp.Tool{Name: "search_" + server, Description: "Search " + []string{"documents", "code", "mail"}[i] + "."}}})
+	}
+	for _, tt := range []struct {
+		query string
+		want  []string
+	}{
+		{"search the web with Brave", []string{"brave-search"}},
+		{"search the web", nil},
+		{"what's on my GoogleCalendar", []string{"google-calendar"}},
+		{"docs and mail", []string{"docs", "mail"}},
+	} {
+		got := slices.Sorted(maps.Keys(ix.namedServers(tt.query)))
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("namedServers(%q) = %v, want %v", tt.query, got, tt.want)
+		}
+	}
+	ix.SetServer("brave-search", nil)
+	if got := ix.namedServers("brave"); got != nil {
+		t.Errorf("after brave-search is gone, namedServers(brave) = %v", got)
 	}
 }
