@@ -32,7 +32,7 @@
 // evidence for tools whose parameters take them, and quoted text (a title,
 // a message) at a fraction of a word, as what a tool is given rather than
 // what it does; the tools of a server the query names ("on GitHub") rank
-// higher. With [Query.Servers] set, servers are ranked first and only
+// higher, and for a question, tools that write rank lower. With [Query.Servers] set, servers are ranked first and only
 // the best servers' tools are returned. Each [Hit] carries the tool, its
 // estimated token cost ([EstimateTokens]) and the tools worth offering
 // beside it: configured as related, or often called with it

@@ -13,8 +13,11 @@ type accum struct {
 	score []float64 // by doc id
 	have  []float64 // by doc id: the idf of the query terms in its name
 	seen  []bool    // by doc id: scored
-	ids   []int32   // the docs scored
-	out   []scored
+	// lowered, by doc id: its score was lowered for a question (see
+	// intent.apply).
+	lowered []bool
+	ids     []int32 // the docs scored
+	out     []scored
 }
 
 var accums = sync.Pool{New: func() any { return new(accum) }}
@@ -26,6 +29,7 @@ func getAccum(n int) *accum {
 		a.score = make([]float64, n)
 		a.have = make([]float64, n)
 		a.seen = make([]bool, n)
+		a.lowered = make([]bool, n)
 	}
 	return a
 }
@@ -48,7 +52,7 @@ func (a *accum) release() {
 // reset clears what was scored, for another scoring of the same query.
 func (a *accum) reset() {
 	for _, id := range a.ids {
-		a.score[id], a.have[id], a.seen[id] = 0, 0, false
+		a.score[id], a.have[id], a.seen[id], a.lowered[id] = 0, 0, false, false
 	}
 	a.ids = a.ids[:0]
 	a.out = a.out[:0]

@@ -5,10 +5,8 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/mcpgate/mcpgate/mcp"
-	wn "github.com/mcpgate/mcpgate/toolsearch/lexicon"
 )
 
 // Query is one search.
@@ -182,28 +180,6 @@ func (ix *Index) queryTerms(text string) (map[string]float64, []value, map[strin
 	return w, values, filters
 }
 
-// participleWeight is what a participle that filters counts (see
-// participleFilter), against a word's 1: 0.2 measured best on the
-// development set's dev half (0.5 and 0.8 found one tool fewer in the
-// first five).
-var participleWeight = 0.2
-
-// participleFilter says whether words[i] is a past participle that
-// describes what to look for ("closed PRs", "created after May") rather
-// than asks for its operation ("close PR 5").
-func participleFilter(tx *analysis, i int) bool {
-	w := tx.words[i]
-	if len(w) < 5 || !strings.HasSuffix(w, "ed") || !alpha(w) || wn.Base(w) == w || i+1 >= len(tx.words) {
-		return false
-	}
-	next := tx.words[i+1]
-	switch next {
-	case "after", "before", "since", "between", "by", "within", "during", "until":
-		return true
-	}
-	return !tx.info[i+1].stop && alpha(next)
-}
-
 // df is how many live docs have a term.
 func (ix *Index) df(s string) int {
 	if t := ix.terms[s]; t != nil {
@@ -227,24 +203,19 @@ func (ix *Index) bm25(text string, acc *accum) []scored {
 		return nil
 	}
 	qt, values, filters := ix.queryTerms(text)
-	out := ix.score(qt, values, filters, acc)
-	if named := ix.namedServers(text); len(named) > 0 {
-		for i := range out {
-			if named[ix.docs[out[i].id].server] {
-				out[i].score *= 1 + serverBoost
-			}
-		}
-	}
+	in := ix.intentOf(text, qt)
+	in.filters = filters
+	out := ix.score(qt, values, in, acc)
 	if ix.opts.Feedback && ix.feedbackTermsOf(out, qt) {
 		acc.reset()
-		out = ix.score(qt, values, filters, acc)
+		out = ix.score(qt, values, in, acc)
 	}
 	return out
 }
 
-// score is bm25 for weighed query terms and values; filters cover no
-// name.
-func (ix *Index) score(qt map[string]float64, values []value, filters map[string]bool, acc *accum) []scored {
+// score is bm25 for weighed query terms and values, with what the query
+// asks for beyond its words (see intent).
+func (ix *Index) score(qt map[string]float64, values []value, in intent, acc *accum) []scored {
 	var avg [numFields]float64
 	var norm [numFields]float64
 	for f := range numFields {
@@ -278,11 +249,12 @@ func (ix *Index) score(qt map[string]float64, values []value, filters map[string
 				}
 			}
 			acc.add(p.doc, qw*idf*tf*(k1+1)/(tf+k1))
-			if p.tf[fName] > 0 && !filters[s] {
+			if p.tf[fName] > 0 && !in.filters[s] {
 				acc.have[p.doc] += idf
 			}
 		}
 	}
+	in.apply(ix, acc)
 	out := acc.out[:0]
 	for _, id := range acc.ids {
 		s := acc.score[id]
@@ -304,52 +276,4 @@ func (ix *Index) score(qt map[string]float64, values []value, filters map[string
 	}
 	acc.out = out
 	return out
-}
-
-// A query that names a server ("... on github", "in GitLab") means that
-// server's tools, yet BM25 saturates: a tool elsewhere that says the
-// query's other words often enough outranks them. So the tools of a
-// server the query names get serverBoost more (half again: 0.25 to 1.0
-// measured within a query of each other on the development set's dev
-// half, 0.5 best by MRR; Azure unchanged). A server is named by its name
-// or a part of it ("gitlab" names gitlab-zereight), unless that part is a
-// word the other servers' tools use widely (more than genericShare of
-// all tools): a server named "search" is not named by "search the web".
-var (
-	serverBoost  = 0.5
-	genericShare = 0.05
-)
-
-// namedServers are the servers the query names; nil for none. A name
-// may come split at a case change ("GitLab": git, lab), so adjacent
-// words are tried run together too.
-func (ix *Index) namedServers(text string) map[string]bool {
-	var named map[string]bool
-	ws := words(text, nil)
-	for i, w := range ws {
-		if i > 0 && ix.serverParts[ws[i-1]+w] != nil {
-			w = ws[i-1] + w
-		}
-		for _, server := range ix.serverParts[w] {
-			if other := ix.df(ix.an.stem(w, false)) - len(ix.byServer[server]); float64(other) > genericShare*float64(ix.live) {
-				continue
-			}
-			if named == nil {
-				named = map[string]bool{}
-			}
-			named[server] = true
-		}
-	}
-	return named
-}
-
-// nameParts are the words of a server's name that can name it.
-func nameParts(server string) []string {
-	var parts []string
-	for _, p := range words(server, nil) {
-		if len(p) >= 3 && !isStop(p) && !slices.Contains(parts, p) {
-			parts = append(parts, p)
-		}
-	}
-	return parts
 }

@@ -80,3 +80,43 @@ func TestNamedServers(t *testing.T) {
 		t.Errorf("after brave-search is gone, namedServers(brave) = %v", got)
 	}
 }
+
+func TestQuestionAsksRatherThanTells(t *testing.T) {
+	for _, tt := range []struct {
+		text string
+		want bool
+	}{
+		{"What's stored under session:98231", true},
+		{"any unread emails? show me the newest", true},
+		{"did many customers sign up last week?", true},
+		{"vscode crashes at launch. has anyone reported it?", true},
+		{"Can you open a ticket for this?", false},
+		{"create a ticket", false},
+		{"", false},
+	} {
+		if got := question(tt.text); got != tt.want {
+			t.Errorf("question(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+}
+
+// A question wants to be told: a tool that writes ranks below one that
+// reads, unless the question says the write ("who can delete it?").
+func TestQuestionsPreferToolsThatRead(t *testing.T) {
+	ix := New(nil)
+	ix.SetServer("kv", []Entry{
+		{Name: "set", Tool: &mcp.Tool{Name: "set", Description: "Set a key: the value is stored under it until it expires."}},
+		{Name: "get", Tool: &mcp.Tool{Name: "get", Description: "Get the value stored under a key."}},
+		{Name: "delete_key", Tool: &mcp.Tool{Name: "delete_key", Description: "Delete a key and its stored value."}},
+	})
+	for _, tt := range []struct{ query, want string }{
+		{"what's stored under key session:98231?", "get"},
+		{"store the value under key session:98231", "set"},
+		{"who may delete the stored key?", "delete_key"},
+	} {
+		hits := ix.Search(context.Background(), Query{Text: tt.query, K: 3})
+		if len(hits) == 0 || hits[0].Name != tt.want {
+			t.Errorf("%s: hits %v, want %s first", tt.query, names(hits), tt.want)
+		}
+	}
+}
