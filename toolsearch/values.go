@@ -164,7 +164,7 @@ func classify(t string) (value, bool) {
 		return value{kind: valueDate}, true
 	case isNumber(t):
 		return value{kind: valueNumber}, true
-	case isIdentifier(t):
+	case isIdentifier(t) || isSlug(t):
 		return value{kind: valueID, shape: shapeOf(t)}, true
 	}
 	return value{}, false
@@ -331,6 +331,27 @@ func isIdentifier(t string) bool {
 		inDigits = false
 	}
 	return runs > 1 || runs == 1 && joined
+}
+
+// isSlug: two names joined by a slash, one of them with a dash, an
+// underscore, a dot or a digit, as repositories and branches are named
+// (octo-org/payments-api, feature/login-form, release/2.3); "lat/long"
+// and "read/write" are words.
+func isSlug(t string) bool {
+	a, b, ok := strings.Cut(t, "/")
+	if !ok || a == "" || b == "" || strings.Contains(b, "/") {
+		return false
+	}
+	marked := false
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; {
+		case c == '-' || c == '_' || c == '.' || isDigit(c):
+			marked = true
+		case c != '/' && !isAlpha(c):
+			return false
+		}
+	}
+	return marked
 }
 
 func isAlpha(c byte) bool { return isLower(c) || isUpper(c) }

@@ -38,6 +38,9 @@ func TestQueryValuesAreTakenOutOfTheWords(t *testing.T) {
 		{"list r2 buckets, s3, ec2, k8s pods, mp4 and base64 on gpt4o", "list r2 buckets s3 ec2 k8s pods mp4 and base64 on gpt4o", nil},
 		// Words joined by punctuation, without digits, are words.
 		{"read/write and/or CI/CD in acme/web on kube-system", "read write and or ci cd in acme web on kube system", nil},
+		// A repository or a branch marked as one (a dash, a dot, a
+		// digit) is a value.
+		{"merge feature/login-form into release/2.3 of octo-org/payments-api", "merge into of", []valueKind{I, I, I}},
 		// A placeholder names in words the value that goes there.
 		{"send email to <email-address-1> on <server_name>", "send email to email address 1 on server name", nil},
 		{"the ratio 1:2 and version 1.2.3", "the ratio and version", []valueKind{I, N}},
