@@ -92,6 +92,17 @@ var writePenalty = 0.5
 // writeOps are the operations of tools that change things.
 var writeOps = []string{"create", "add", "update", "set", "delete", "remove", "edit", "write", "insert", "upload", "send", "post", "put", "patch", "modify", "drop", "destroy", "cancel", "close", "archive", "move", "rename"}
 
+// writeStems are writeOps as the index has them. Stemmed here, once: a
+// search may not teach the analyzer words (it holds the index's read
+// lock only).
+var writeStems = func() []string {
+	out := make([]string, len(writeOps))
+	for i, op := range writeOps {
+		out[i] = stem(op)
+	}
+	return out
+}()
+
 // questionWords start a question; requestWords start a request put as
 // one ("can you open a ticket?").
 var questionWords = []string{"what", "whats", "what's", "which", "who", "whose", "where", "when", "why", "how", "is", "are", "was", "were", "do", "does", "did", "has", "have", "any", "anything", "anyone"}
@@ -128,8 +139,7 @@ type intent struct {
 func (ix *Index) intentOf(text string, qt map[string]float64) intent {
 	in := intent{named: ix.namedServers(text)}
 	if question(text) {
-		for _, op := range writeOps {
-			s := ix.an.stem(op, true)
+		for _, s := range writeStems {
 			if _, said := qt[s]; !said && ix.terms[s] != nil {
 				in.unsaid = append(in.unsaid, ix.terms[s])
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/mcp"
@@ -119,4 +120,23 @@ func TestQuestionsPreferToolsThatRead(t *testing.T) {
 			t.Errorf("%s: hits %v, want %s first", tt.query, names(hits), tt.want)
 		}
 	}
+}
+
+// Questions search under the index's read lock like any query: what they
+// look up must not teach the analyzer words (go test -race).
+func TestQuestionsSearchConcurrently(t *testing.T) {
+	ix := New(nil)
+	ix.SetServer("kv", []Entry{
+		{Name: "get", Tool: &mcp.Tool{Name: "get", Description: "Get a value."}},
+		{Name: "set", Tool: &mcp.Tool{Name: "set", Description: "Set a value."}},
+	})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				ix.Search(context.Background(), Query{Text: "what is the value on kv?"})
+			}
+		})
+	}
+	wg.Wait()
 }
