@@ -10,6 +10,20 @@ import (
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
+// firstHit is a query and the tool it must rank first.
+type firstHit struct{ query, want string }
+
+// wantFirst fails t for each query whose first hit is not its tool.
+func wantFirst(t *testing.T, ix *Index, tests []firstHit) {
+	t.Helper()
+	for _, tt := range tests {
+		hits := ix.Search(context.Background(), Query{Text: tt.query, K: 3})
+		if len(hits) == 0 || hits[0].Name != tt.want {
+			t.Errorf("%s: hits %v, want %s first", tt.query, names(hits), tt.want)
+		}
+	}
+}
+
 // "closed PRs" asks for pull requests that are closed, not to close
 // something; "created after" filters by a date.
 func TestParticiplesThatFilterAreNotTheOperation(t *testing.T) {
@@ -22,18 +36,13 @@ func TestParticiplesThatFilterAreNotTheOperation(t *testing.T) {
 	} {
 		ix.Add(Entry{Server: "s", Name: tool.Name, Tool: tool})
 	}
-	for _, tt := range []struct{ query, want string }{
+	wantFirst(t, ix, []firstHit{
 		{"closed PRs in acme/web", "list_pull_requests"},
 		{"tickets created after 2025-01-01 with state open", "search_tickets"},
 		// An imperative is the operation.
 		{"close the page", "close_page"},
 		{"create a ticket", "create_ticket"},
-	} {
-		hits := ix.Search(context.Background(), Query{Text: tt.query, K: 2})
-		if len(hits) == 0 || hits[0].Name != tt.want {
-			t.Errorf("%s: hits %v, want %s first", tt.query, names(hits), tt.want)
-		}
-	}
+	})
 }
 
 // A query that names a server means its tools, though another server's
@@ -42,15 +51,10 @@ func TestNamedServerIsPreferred(t *testing.T) {
 	ix := New(nil)
 	ix.SetServer("github", []Entry{{Name: "merge_pull_request", Tool: &mcp.Tool{Name: "merge_pull_request", Description: "Merge a pull request."}}})
 	ix.SetServer("gitlab-zereight", []Entry{{Name: "merge_merge_request", Tool: &mcp.Tool{Name: "merge_merge_request", Description: "Merge a merge request: squash and merge, or merge when the pipeline succeeds."}}})
-	for _, tt := range []struct{ query, want string }{
+	wantFirst(t, ix, []firstHit{
 		{"squash and merge #77 on GitHub once the pipeline is green", "merge_pull_request"},
 		{"squash and merge !77 on gitlab", "merge_merge_request"},
-	} {
-		hits := ix.Search(context.Background(), Query{Text: tt.query, K: 2})
-		if len(hits) == 0 || hits[0].Name != tt.want {
-			t.Errorf("%s: hits %v, want %s first", tt.query, names(hits), tt.want)
-		}
-	}
+	})
 }
 
 func TestNamedServers(t *testing.T) {
@@ -110,16 +114,11 @@ func TestQuestionsPreferToolsThatRead(t *testing.T) {
 		{Name: "get", Tool: &mcp.Tool{Name: "get", Description: "Get the value stored under a key."}},
 		{Name: "delete_key", Tool: &mcp.Tool{Name: "delete_key", Description: "Delete a key and its stored value."}},
 	})
-	for _, tt := range []struct{ query, want string }{
+	wantFirst(t, ix, []firstHit{
 		{"what's stored under key session:98231?", "get"},
 		{"store the value under key session:98231", "set"},
 		{"who may delete the stored key?", "delete_key"},
-	} {
-		hits := ix.Search(context.Background(), Query{Text: tt.query, K: 3})
-		if len(hits) == 0 || hits[0].Name != tt.want {
-			t.Errorf("%s: hits %v, want %s first", tt.query, names(hits), tt.want)
-		}
-	}
+	})
 }
 
 // Questions search under the index's read lock like any query: what they

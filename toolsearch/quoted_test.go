@@ -1,7 +1,6 @@
 package toolsearch
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -45,18 +44,13 @@ func TestQuotedWordsCountLessThanTheRequest(t *testing.T) {
 	} {
 		ix.Add(Entry{Server: "s", Name: tool.Name, Tool: tool})
 	}
-	for _, tt := range []struct{ query, want string }{
+	wantFirst(t, ix, []firstHit{
 		{`new issue "Crash when uploading avatar"`, "create_issue"},
 		// All quotes: the quotes are the request.
 		{`"upload avatar"`, "upload_avatar"},
 		// A channel's name is not the request either.
 		{`new issue from #avatar-crash`, "create_issue"},
-	} {
-		hits := ix.Search(context.Background(), Query{Text: tt.query, K: 2})
-		if len(hits) == 0 || hits[0].Name != tt.want {
-			t.Errorf("%s: hits %v, want %s first", tt.query, names(hits), tt.want)
-		}
-	}
+	})
 }
 
 func FuzzSplitQuoted(f *testing.F) {
