@@ -11,32 +11,13 @@ import (
 	"github.com/mcpgate/mcpgate/internal/testservice"
 )
 
-// learningConfig is learningGateway's configuration, for replicas.
-func learningConfig(t *testing.T) func() *config.Config {
-	return func() *config.Config {
-		cfg := &config.Config{
-			Servers: catalogServers(t),
-			Tenants: map[string]*config.Tenant{
-				"acme":   {Principals: []string{"apikey:alice"}},
-				"globex": {Principals: []string{"apikey:bob"}},
-			},
-			ToolSearch: config.ToolSearch{Listing: config.ListingSearch},
-		}
-		cfg.ApplyDefaults()
-		for _, s := range cfg.Servers {
-			s.Start = "eager"
-		}
-		return cfg
-	}
-}
-
 // Behind a load balancer a search and the call it leads to reach
 // different replicas: the call still counts as chosen from the search.
 // While Redis is down, a search and a call on the same replica still
 // count.
 func TestClicksCountAcrossReplicas(t *testing.T) {
 	rs := testservice.Redis(t)
-	reps := replicas(t, 2, rs.URL(), learningConfig(t))
+	reps := replicas(t, 2, rs.URL(), func() *config.Config { return learningConfig(t, nil) })
 	alice0 := connectUser(t, serveTenants(t, reps[0].g), "alice")
 	alice1 := connectUser(t, serveTenants(t, reps[1].g), "alice")
 	bob0 := connectUser(t, serveTenants(t, reps[0].g), "bob")

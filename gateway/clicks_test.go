@@ -62,9 +62,10 @@ func wantLexicalOrder(t *testing.T, got []string) {
 	}
 }
 
-// learningGateway serves the test catalogs in search mode to two tenants:
-// acme (alice) and globex (bob), who see the same tools.
-func learningGateway(t *testing.T, learn *bool) (*Gateway, func(user string) *mcp.ClientSession) {
+// learningConfig serves the test catalogs in search mode, their servers
+// started at once, to two tenants: acme (alice, carol, dave) and globex
+// (bob), who see the same tools.
+func learningConfig(t *testing.T, learn *bool) *config.Config {
 	t.Helper()
 	cfg := &config.Config{
 		Servers: catalogServers(t),
@@ -78,7 +79,13 @@ func learningGateway(t *testing.T, learn *bool) (*Gateway, func(user string) *mc
 	for _, s := range cfg.Servers {
 		s.Start = "eager"
 	}
-	g := runConfigured(t, cfg, &Options{Logger: (&logBuffer{}).logger()})
+	return cfg
+}
+
+// learningGateway serves learningConfig.
+func learningGateway(t *testing.T, learn *bool) (*Gateway, func(user string) *mcp.ClientSession) {
+	t.Helper()
+	g := runConfigured(t, learningConfig(t, learn), &Options{Logger: (&logBuffer{}).logger()})
 	waitState(t, g, StateReady)
 	srv := serveTenants(t, g)
 	return g, func(user string) *mcp.ClientSession {

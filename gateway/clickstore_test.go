@@ -12,7 +12,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/mcpgate/mcpgate/gateway/config"
 	"github.com/mcpgate/mcpgate/gateway/pins"
 	"github.com/mcpgate/mcpgate/internal/testservice"
 	"github.com/mcpgate/mcpgate/mcp"
@@ -40,19 +39,8 @@ type learner struct {
 
 func startLearner(t *testing.T, state string, learn *bool) *learner {
 	t.Helper()
-	cfg := &config.Config{
-		Servers: catalogServers(t),
-		Tenants: map[string]*config.Tenant{
-			"acme":   {Principals: []string{"apikey:alice", "apikey:carol", "apikey:dave"}},
-			"globex": {Principals: []string{"apikey:bob"}},
-		},
-		ToolSearch: config.ToolSearch{Listing: config.ListingSearch, Learn: learn},
-		State:      config.State{DB: state},
-	}
-	cfg.ApplyDefaults()
-	for _, s := range cfg.Servers {
-		s.Start = "eager"
-	}
+	cfg := learningConfig(t, learn)
+	cfg.State.DB = state
 	l := &learner{logs: &logBuffer{}}
 	g, err := New(cfg, &Options{Logger: l.logs.logger()})
 	if err != nil {
