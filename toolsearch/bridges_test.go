@@ -2,14 +2,16 @@ package toolsearch
 
 import (
 	"context"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mcpgate/mcpgate/mcp"
 )
 
-// Each bridge finds a tool through a word the query says and the tool
-// does not; with the bridge left out, the tool is not found at all.
+// Each bridge, alone, finds a tool through a word the query says and the
+// tool does not; with no bridge, the tool is not found at all.
 func TestBridgesFindToolsInOtherWords(t *testing.T) {
 	tools := []*mcp.Tool{
 		{Name: "delete_file", Description: "Remove a file from the workspace."},
@@ -18,6 +20,7 @@ func TestBridgesFindToolsInOtherWords(t *testing.T) {
 		{Name: "create_merge_request", Description: "Open a merge request between two branches."},
 		{Name: "send_message", Description: "Post a message to a channel."},
 		{Name: "start_job", Description: "Begin a job on the runner."},
+		{Name: "directory_size", Description: "Total bytes under a path."},
 	}
 	tests := []struct {
 		query, want string
@@ -28,13 +31,17 @@ func TestBridgesFindToolsInOtherWords(t *testing.T) {
 		{"an mr from feature into main", "create_merge_request", BridgeDomain},
 		// A phrasal verb, inflected and split by a pronoun: kick off.
 		{"kicked it off", "start_job", BridgeDomain},
+		{"how big has it got", "directory_size", BridgeEveryday},
+		// An everyday verb, inflected: ditch.
+		{"ditched the lot", "delete_file", BridgeEveryday},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
+			const all = BridgeWordNet | BridgeDomain | BridgeEveryday
 			for _, off := range []bool{false, true} {
-				var opts Options
+				opts := Options{NoBridges: all &^ tt.bridge}
 				if off {
-					opts.NoBridges = tt.bridge
+					opts.NoBridges = all
 				}
 				ix := New(&opts)
 				for _, tool := range tools {
@@ -60,6 +67,33 @@ func TestParseDomainReadsTermsAndSkipsComments(t *testing.T) {
 	}
 	if len(got) != 2 {
 		t.Errorf("terms %v, want 2", got)
+	}
+}
+
+// The curated lists are data that people edit: each line must keep the
+// form the ranker reads, a term of one or two words and the few words
+// tools use for it, or the line is silently never matched.
+func TestCuratedListsKeepTheirForm(t *testing.T) {
+	word := regexp.MustCompile(`^[a-z0-9][a-z0-9.+#-]*$`)
+	for name, text := range map[string]string{"domain.txt": domainText, "everyday.txt": everydayText} {
+		for n, line := range slices.Collect(strings.Lines(text)) {
+			body, _, _ := strings.Cut(line, "#")
+			if strings.TrimSpace(body) == "" {
+				continue
+			}
+			term, words, ok := strings.Cut(body, ":")
+			tf, wf := strings.Fields(term), strings.Fields(words)
+			bad := !ok || len(tf) < 1 || len(tf) > 2 || len(wf) < 1 || len(wf) > 6
+			for _, x := range append(tf, wf...) {
+				bad = bad || !word.MatchString(x)
+			}
+			if len(tf) == 1 && len(wf) == 1 && wf[0] == tf[0] {
+				bad = true // a term that means itself adds nothing
+			}
+			if bad {
+				t.Errorf("%s:%d: %q is not \"term (1-2 words): 1-6 lower-case words\"", name, n+1, strings.TrimSpace(line))
+			}
+		}
 	}
 }
 

@@ -26,9 +26,10 @@
 // more than one deep in its description. The query side adds what
 // people mean but do not say: run-together word pairs, the words a
 // common operation goes by ("show" implies list and get), a bonus for a
-// tool whose name the query covers, words from WordNet and a curated
-// software map (domain.txt, phrasal verbs included) below the query's own,
-// values in the query (a URL, a path, a number, an identifier) as
+// tool whose name the query covers, words from WordNet, a curated
+// software map (domain.txt, phrasal verbs included) and a broader list
+// of everyday words (everyday.txt: "how big", "get rid of"), each below
+// the query's own, values in the query (a URL, a path, a number, an identifier) as
 // evidence for tools whose parameters take them, and quoted text (a title,
 // a message) at a fraction of a word, as what a tool is given rather than
 // what it does; the tools of a server the query names ("on GitHub") rank

@@ -515,7 +515,7 @@ func boundedSearch(t *testing.T, ix *Index, q Query) []Hit {
 // An endpoint that goes down, fails, or hangs leaves search answering
 // with BM25 alone, at once after the first failure.
 func TestEndpointFailureFallsBack(t *testing.T) {
-	lexical := New(nil)
+	lexical := New(&Options{NoBridges: wordsOnly}) // as the index under test
 	addTravel(lexical)
 	want := names(lexical.Search(context.Background(), Query{Text: "book a hotel room"}))
 	if len(want) == 0 {
@@ -812,4 +812,4 @@ func TestVectorCodec(t *testing.T) {
 // wordsOnly leaves out the lexical bridges: these tests' queries share
 // no word with their tools, and WordNet would bridge some ("automobile
 // hire" to rent a vehicle), which is what dense retrieval must do here.
-const wordsOnly = BridgeWordNet | BridgeDomain
+const wordsOnly = BridgeWordNet | BridgeDomain | BridgeEveryday

@@ -42,7 +42,7 @@ func main() {
 	inproc := flag.Bool("inproc", false, "search in this process instead of running mcpgate (for quick experiments)")
 	devset := flag.String("devset", "", "also report the project's development set in this folder (tasks.jsonl, queries.jsonl, gold.jsonl), by half and kind")
 	tools := flag.String("tools", "../shared/eval/tools", "with -devset: the folder of the 74 servers' tool definitions")
-	noBridges := flag.Uint("no-bridges", 0, "with -inproc and -devset: toolsearch.Options.NoBridges, the lexical bridges left out (a bit mask: 1 WordNet, 2 the domain map)")
+	noBridges := flag.Uint("no-bridges", 0, "with -inproc and -devset: toolsearch.Options.NoBridges, the lexical bridges left out (a bit mask: 1 WordNet, 2 the domain map, 4 the everyday list)")
 	feedback := flag.Bool("feedback", false, "with -inproc and -devset: toolsearch.Options.Feedback (pseudo-relevance feedback)")
 	wordVectors := flag.Bool("wordvec", false, "with -inproc and -devset: fuse BM25 with the offline word vectors of toolsearch/wordvec (Options.Embedder)")
 	embedURL := flag.String("embeddings", "", "with -inproc: fuse BM25 with the vectors of this OpenAI-compatible embeddings endpoint (Options.Embedder), such as contrib/use-embeddings at http://127.0.0.1:11435/v1/embeddings")

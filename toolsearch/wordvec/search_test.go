@@ -54,8 +54,11 @@ func newIndex(t testing.TB, opts *toolsearch.Options, entries []toolsearch.Entry
 }
 
 func TestAnIndexFindsToolsByMeaningWithTheEmbedder(t *testing.T) {
-	lexical := newIndex(t, nil, demoTools)
-	hybrid := newIndex(t, &toolsearch.Options{Embedder: wordvec.Embedder{}}, demoTools)
+	// Without the lexical bridges, so that the control is words alone:
+	// the everyday list knows rain for weather.
+	const noBridges = toolsearch.BridgeWordNet | toolsearch.BridgeDomain | toolsearch.BridgeEveryday
+	lexical := newIndex(t, &toolsearch.Options{NoBridges: noBridges}, demoTools)
+	hybrid := newIndex(t, &toolsearch.Options{Embedder: wordvec.Embedder{}, NoBridges: noBridges}, demoTools)
 	for _, tc := range []struct {
 		query string
 		want  string // first with the embedder
