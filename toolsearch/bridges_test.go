@@ -70,6 +70,35 @@ func TestParseDomainReadsTermsAndSkipsComments(t *testing.T) {
 	}
 }
 
+// "file a", "log an", "raise a", "open a": a verb that, before an
+// article, creates; the same word before a thing that exists keeps its
+// own sense.
+func TestAVerbBeforeAnArticleCreates(t *testing.T) {
+	ix := New(nil)
+	for _, tool := range []*mcp.Tool{
+		{Name: "create_ticket", Description: "Start a new ticket in the queue."},
+		{Name: "get_ticket_files", Description: "The files attached to a ticket, and their logs."},
+	} {
+		ix.Add(Entry{Server: "s", Name: tool.Name, Tool: tool})
+	}
+	create := ix.an.stem("create", false)
+	for _, tt := range []struct {
+		query   string
+		creates bool
+	}{
+		{"file a ticket about the login page", true},
+		{"log an urgent ticket for the login page", true},
+		{"raise a ticket", true},
+		{"the file of ticket 12", false},
+		{"log of ticket 12", false},
+	} {
+		w, _, _ := ix.queryTerms(tt.query)
+		if got := w[create] >= domainWeight; got != tt.creates {
+			t.Errorf("%q: create weighs %.2f; want create implied %v", tt.query, w[create], tt.creates)
+		}
+	}
+}
+
 // The curated lists are data that people edit: each line must keep the
 // form the ranker reads, a term of one or two words and the few words
 // tools use for it, or the line is silently never matched.
