@@ -120,6 +120,12 @@ func main() {
 			log.Fatal(err)
 		}
 		dopts := &toolsearch.Options{K1: *k1, NoBridges: toolsearch.Bridge(*noBridges), Feedback: *feedback}
+		if *weights != "" {
+			w := &dopts.Weights
+			if _, err := fmt.Sscanf(*weights, "%g,%g,%g,%g,%g,%g,%g,%g", &w.Server, &w.Name, &w.Title, &w.Summary, &w.Description, &w.Params, &w.ParamDocs, &w.Meta); err != nil {
+				log.Fatalf("-weights: %v", err)
+			}
+		}
 		if *wordVectors {
 			dopts.Embedder = wordvec.Embedder{}
 		}
