@@ -21,6 +21,7 @@ func TestBridgesFindToolsInOtherWords(t *testing.T) {
 		{Name: "send_message", Description: "Post a message to a channel."},
 		{Name: "start_job", Description: "Begin a job on the runner."},
 		{Name: "directory_size", Description: "Total bytes under a path."},
+		{Name: "process_error_logs", Description: "What a process wrote to its logs when it failed."},
 	}
 	tests := []struct {
 		query, want string
@@ -34,6 +35,10 @@ func TestBridgesFindToolsInOtherWords(t *testing.T) {
 		{"how big has it got", "directory_size", BridgeEveryday},
 		// An everyday verb, inflected: ditch.
 		{"ditched the lot", "delete_file", BridgeEveryday},
+		// A negated verb is one word, with or without its apostrophe.
+		{"my app won't start", "process_error_logs", BridgeEveryday},
+		{"my app wont start", "process_error_logs", BridgeEveryday},
+		{"my app won’t start", "process_error_logs", BridgeEveryday},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/mcpgate/mcpgate/mcp"
 )
@@ -109,6 +110,7 @@ var (
 func (ix *Index) queryTerms(text string) (map[string]float64, []value, map[string]bool) {
 	text, values := queryValues(text, nil)
 	rest, quoted := splitQuoted(text)
+	rest = negations.Replace(rest)
 	var tx analysis
 	ix.an.lexicon(false).analyze(rest, true, &tx)
 	if len(tx.terms) == 0 {
@@ -182,6 +184,11 @@ func (ix *Index) queryTerms(text string) (map[string]float64, []value, map[strin
 	}
 	return w, values, filters
 }
+
+// negations joins a negated verb into one word, as people also type it
+// ("won't start": wont start), so that the curated lists can name it;
+// split at its apostrophe it would be "won" and "t".
+var negations = strings.NewReplacer("n't", "nt", "n’t", "nt", "N'T", "NT", "N’T", "NT")
 
 // df is how many live docs have a term.
 func (ix *Index) df(s string) int {
