@@ -22,6 +22,7 @@ func TestBridgesFindToolsInOtherWords(t *testing.T) {
 		{Name: "start_job", Description: "Begin a job on the runner."},
 		{Name: "directory_size", Description: "Total bytes under a path."},
 		{Name: "process_error_logs", Description: "What a process wrote to its logs when it failed."},
+		{Name: "count_rows", Description: "The number of rows of a table."},
 	}
 	tests := []struct {
 		query, want string
@@ -35,6 +36,8 @@ func TestBridgesFindToolsInOtherWords(t *testing.T) {
 		{"how big has it got", "directory_size", BridgeEveryday},
 		// An everyday verb, inflected: ditch.
 		{"ditched the lot", "delete_file", BridgeEveryday},
+		// A question asks for what tools name its answer by.
+		{"how many are there", "count_rows", BridgeDomain},
 		// A negated verb is one word, with or without its apostrophe.
 		{"my app won't start", "process_error_logs", BridgeEveryday},
 		{"my app wont start", "process_error_logs", BridgeEveryday},
