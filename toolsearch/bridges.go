@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"slices"
 	"strings"
+	"sync"
 
 	wn "github.com/mcpgate/mcpgate/toolsearch/lexicon"
 )
@@ -110,15 +111,18 @@ func (ix *Index) bridge(w map[string]float64, word string, weight float64) bool 
 var domainText string
 
 // domainTerms are the curated software terms: for each word or two-word
-// phrase (its words joined by a space), the words tools use for it.
-var domainTerms = parseDomain(domainText)
+// phrase (its words joined by a space), the words tools use for it. The
+// lists are read on first search, not when a program starts: a program
+// that links toolsearch and never searches pays nothing (the everyday
+// list takes about a millisecond).
+var domainTerms = sync.OnceValue(func() map[string][]string { return parseDomain(domainText) })
 
 //go:embed everyday.txt
 var everydayText string
 
 // everydayTerms are everyday words and phrases for what tools do, in the
 // format of domain.txt, written without sight of any evaluation query.
-var everydayTerms = parseDomain(everydayText)
+var everydayTerms = sync.OnceValue(func() map[string][]string { return parseDomain(everydayText) })
 
 // parseDomain reads domain.txt: a line per term, "TERM: WORDS"; #
 // starts a comment.

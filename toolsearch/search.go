@@ -160,10 +160,10 @@ func (ix *Index) queryTerms(text string) (map[string]float64, []value, map[strin
 		}
 	}
 	if ix.opts.NoBridges&BridgeDomain == 0 {
-		ix.curatedTermsOf(&tx, w, domainTerms, domainWeight)
+		ix.curatedTermsOf(&tx, w, domainTerms(), domainWeight)
 	}
 	if ix.opts.NoBridges&BridgeEveryday == 0 {
-		ix.curatedTermsOf(&tx, w, everydayTerms, everydayWeight)
+		ix.curatedTermsOf(&tx, w, everydayTerms(), everydayWeight)
 	}
 	if ix.opts.NoBridges&BridgeWordNet == 0 {
 		ix.wordNetTerms(&tx, w)
