@@ -29,7 +29,7 @@ func isMetaTool(name string) bool {
 }
 
 type searchToolsIn struct {
-	Query string `json:"query" jsonschema_description:"What you want to do, in a few words (for example: create a GitHub issue)"`
+	Query string `json:"query" jsonschema:"maxLength=4096" jsonschema_description:"What you want to do, in a few words (for example: create a GitHub issue)"`
 	K     int    `json:"k,omitempty" jsonschema_description:"How many tools to return, 1 to 20 (default 5)"`
 }
 

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -201,6 +202,9 @@ func (g *Gateway) discover(ctx context.Context, req *mcp.Request) (any, error) {
 		// Unknown members are ignored, for forward compatibility, but a
 		// misspelt query ({"q": ...}) must not read as "no tool fits".
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, `Invalid params: %s needs "query", a non-empty string saying what the tool should do, such as {"query": "read a file"}%s`, MethodDiscover, memberNames(req.RawParams))
+	}
+	if n := utf8.RuneCountInString(p.Query); n > toolsearch.MaxQueryLen {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Invalid params: query is %d characters; at most %d are read. Say in a few words what the tool should do.", n, toolsearch.MaxQueryLen)
 	}
 	maxTools := p.Context.MaxTools
 	switch {

@@ -163,6 +163,12 @@ func TestToolSearchMethods(t *testing.T) {
 					t.Errorf("discover with %v: %v, want -32602 naming query", p, err)
 				}
 			}
+			// A query past what a search reads is refused, not cut short
+			// unseen.
+			long := strings.Repeat("read a file ", toolsearch.MaxQueryLen/12+1)
+			if err := cs.Call(context.Background(), MethodDiscover, DiscoverParams{Query: long}, nil); rpcCode(err) != jsonrpc.CodeInvalidParams || !strings.Contains(err.Error(), "at most 4096") {
+				t.Errorf("discover with %d characters: %v, want -32602 saying the limit", len(long), err)
+			}
 			if err := cs.Call(context.Background(), "tools/list", map[string]any{"q": "write"}, nil); err != nil {
 				t.Errorf("tools/list with an unknown member: %v", err)
 			}
@@ -272,6 +278,15 @@ func TestMetaToolsForStandardClients(t *testing.T) {
 		if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, want) {
 			t.Errorf("call_tool %s: %v %+v, want an error result with %q", args, err, res, want)
 		}
+	}
+	// The schema says how long a query may be, and a longer one is an
+	// error result the model can act on.
+	if ml := tools[MetaSearchTools].InputSchema.(map[string]any)["properties"].(map[string]any)["query"].(map[string]any)["maxLength"]; ml != float64(toolsearch.MaxQueryLen) {
+		t.Errorf("search_tools query maxLength %v, want %d", ml, toolsearch.MaxQueryLen)
+	}
+	long, err := cs.CallTool(context.Background(), MetaSearchTools, map[string]any{"query": strings.Repeat("x", toolsearch.MaxQueryLen+1)})
+	if err != nil || !long.IsError || !strings.Contains(long.Content[0].(*mcp.TextContent).Text, "query") {
+		t.Errorf("search_tools with a query past the limit: %v %+v, want an error result naming query", err, long)
 	}
 	d, err := cs.CallTool(context.Background(), MetaDescribeTool, map[string]any{"name": "files_move_file"})
 	if err != nil || d.IsError || !strings.Contains(d.Content[0].(*mcp.TextContent).Text, "destination") {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 
@@ -616,5 +617,41 @@ func TestTermDroppedDuringAnalysis(t *testing.T) {
 	ix.an.mu.Unlock()
 	if got := search(ix, "zebra"); !slices.Equal(got, []string{"b_zebra"}) {
 		t.Errorf("search(zebra) = %q, want [b_zebra]", got)
+	}
+}
+
+// A search reads a query's first MaxQueryLen characters, so that
+// megabytes of query cost what 4,096 characters do; words past the
+// limit are not read.
+func TestSearchReadsAQueryUpToMaxQueryLen(t *testing.T) {
+	ix := New(nil)
+	ix.Add(Entry{Server: "fs", Name: "read_file", Tool: &mcp.Tool{Name: "read_file", Description: "Read a file."}})
+	filler := strings.Repeat("qq ", MaxQueryLen/3)
+	if got := names(ix.Search(context.Background(), Query{Text: "read a file " + filler})); len(got) != 1 {
+		t.Errorf("words within the limit: hits %q, want read_file", got)
+	}
+	if got := names(ix.Search(context.Background(), Query{Text: filler + "read a file"})); len(got) != 0 {
+		t.Errorf("words past the limit: hits %q, want none", got)
+	}
+}
+
+func TestClipQueryCutsAtAWordWithinMaxQueryLenCharacters(t *testing.T) {
+	long := strings.Repeat("é", MaxQueryLen+10) // 2 bytes a character
+	for _, tt := range []struct {
+		name, text string
+		want       int // characters kept
+	}{
+		{"short", "read a file", 11},
+		{"exactly the limit", strings.Repeat("a", MaxQueryLen), MaxQueryLen},
+		{"one word too long", long, MaxQueryLen},
+		// The last whole word within the limit ends at character 4094.
+		{"cut at a space", strings.Repeat("abcd ", MaxQueryLen), MaxQueryLen/5*5 - 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := clipQuery(tt.text)
+			if n := utf8.RuneCountInString(got); n != tt.want || !utf8.ValidString(got) || !strings.HasPrefix(tt.text, got) {
+				t.Errorf("clipQuery kept %d characters (valid %v), want a prefix of %d", n, utf8.ValidString(got), tt.want)
+			}
+		})
 	}
 }

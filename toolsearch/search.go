@@ -12,7 +12,8 @@ import (
 
 // Query is one search.
 type Query struct {
-	// Text is what the caller is looking for, in its own words.
+	// Text is what the caller is looking for, in its own words. Only its
+	// first [MaxQueryLen] characters are read.
 	Text string
 	// K is how many hits to return at most; zero means 10.
 	K int
@@ -23,6 +24,31 @@ type Query struct {
 	// Allow, when set, leaves out the tools it returns false for (those a
 	// caller may not see).
 	Allow func(name string) bool
+}
+
+// MaxQueryLen is how many characters of [Query.Text] a search reads.
+// What people ask an assistant for fits in far fewer; the bound keeps a
+// hostile or runaway query (megabytes of text) from costing seconds of
+// analysis: a search's cost grows with its words.
+const MaxQueryLen = 4096
+
+// clipQuery returns text's first MaxQueryLen characters, cut at the last
+// space within them so that no word is cut in two.
+func clipQuery(text string) string {
+	if len(text) <= MaxQueryLen {
+		return text // bytes bound characters
+	}
+	n := 0
+	for i := range text {
+		if n == MaxQueryLen {
+			if j := strings.LastIndexAny(text[:i], " \t\n"); j > 0 {
+				return text[:j]
+			}
+			return text[:i]
+		}
+		n++
+	}
+	return text
 }
 
 // Hit is one tool found.
@@ -46,6 +72,7 @@ func (ix *Index) Search(ctx context.Context, q Query) []Hit {
 	if k <= 0 {
 		k = 10
 	}
+	q.Text = clipQuery(q.Text)
 	var qvec []float32
 	if ix.vectors != nil && q.Text != "" {
 		qvec = ix.vectors.query(ctx, q.Text)
