@@ -107,6 +107,23 @@ func TestAVerbBeforeAnArticleCreates(t *testing.T) {
 	}
 }
 
+// "Don't forget that..." asks to remember; the everyday list once sent
+// forget to delete as well, and a memory's delete tool came first.
+func TestDontForgetRemembers(t *testing.T) {
+	ix := New(nil)
+	for _, tool := range []*mcp.Tool{
+		{Name: "delete_observations", Description: "Delete observations from the memory graph."},
+		{Name: "add_observations", Description: "Remember new observations in the memory graph."},
+	} {
+		ix.Add(Entry{Server: "memory", Name: tool.Name, Tool: tool})
+	}
+	for _, q := range []string{"FYI the Henderson job is now due in May, don't forget that", "never forget it: Ana is allergic to nuts"} {
+		if got := names(ix.Search(context.Background(), Query{Text: q, K: 2})); len(got) == 0 || got[0] != "add_observations" {
+			t.Errorf("%q: hits %q, want add_observations first", q, got)
+		}
+	}
+}
+
 // The curated lists are data that people edit: each line must keep the
 // form the ranker reads, a term of one or two words and the few words
 // tools use for it, or the line is silently never matched.
