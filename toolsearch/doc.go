@@ -25,19 +25,28 @@
 // weight ([Weights], [DefaultWeights]), so a word in a tool's name counts
 // more than one deep in its description. The query side adds what
 // people mean but do not say: run-together word pairs, the words a
-// common operation goes by ("show" implies list and get), a bonus for a
-// tool whose name the query covers, words from WordNet, a curated
-// software map (domain.txt, phrasal verbs included) and a broader list
-// of everyday words (everyday.txt: "how big", "get rid of"), each below
-// the query's own, values in the query (a URL, a path, a number, an identifier) as
-// evidence for tools whose parameters take them, and quoted text (a title,
-// a message) at a fraction of a word, as what a tool is given rather than
-// what it does; the tools of a server the query names ("on GitHub") rank
-// higher, and for a question, tools that write rank lower. With [Query.Servers] set, servers are ranked first and only
-// the best servers' tools are returned. Each [Hit] carries the tool, its
-// estimated token cost ([EstimateTokens]) and the tools worth offering
-// beside it: configured as related, or often called with it
-// ([Index.AddCoCall], [Index.Related]).
+// common operation goes by ("show" implies list and get), and a bonus
+// for a tool whose name the query covers.
+//
+// Lexical bridges ([Bridge]; [Options.NoBridges] leaves any out) add
+// words the query means, each below the query's own: from WordNet
+// ([BridgeWordNet]), from a curated software map, phrasal verbs included
+// ([BridgeDomain], domain.txt: "k8s", "spun it up"), and from a broader
+// list of how people say what tools do and the situations that call for
+// them ([BridgeEveryday], everyday.txt: "how big", "get rid of",
+// "landlord").
+//
+// Values in the query (a URL, a path, a number, an identifier) are
+// evidence for tools whose parameters take them, and quoted text (a
+// title, a message) counts a fraction of a word, as what a tool is given
+// rather than what it does; the tools of a server the query names ("on
+// GitHub") rank higher, and for a question, tools that write rank lower.
+// With [Query.Servers] set, servers are ranked first and only the best
+// servers' tools are returned. A search reads the first [MaxQueryLen]
+// characters of a query. Each [Hit] carries the tool, its estimated
+// token cost ([EstimateTokens]) and the tools worth offering beside it:
+// configured as related, or often called with it ([Index.AddCoCall],
+// [Index.Related]).
 //
 // # Embeddings
 //
