@@ -51,11 +51,7 @@ func TestBridgesFindToolsInOtherWords(t *testing.T) {
 				if off {
 					opts.NoBridges = all
 				}
-				ix := New(&opts)
-				for _, tool := range tools {
-					ix.Add(Entry{Server: "s", Name: tool.Name, Tool: tool})
-				}
-				hits := ix.Search(context.Background(), Query{Text: tt.query, K: 1})
+				hits := indexOf(&opts, tools...).Search(context.Background(), Query{Text: tt.query, K: 1})
 				found := len(hits) > 0 && hits[0].Name == tt.want
 				if found == off {
 					t.Errorf("bridge off %v: hits %v, want %s found %v", off, names(hits), tt.want, !off)
@@ -82,13 +78,10 @@ func TestParseDomainReadsTermsAndSkipsComments(t *testing.T) {
 // article, creates; the same word before a thing that exists keeps its
 // own sense.
 func TestAVerbBeforeAnArticleCreates(t *testing.T) {
-	ix := New(nil)
-	for _, tool := range []*mcp.Tool{
-		{Name: "create_ticket", Description: "Start a new ticket in the queue."},
-		{Name: "get_ticket_files", Description: "The files attached to a ticket, and their logs."},
-	} {
-		ix.Add(Entry{Server: "s", Name: tool.Name, Tool: tool})
-	}
+	ix := indexOf(nil,
+		&mcp.Tool{Name: "create_ticket", Description: "Start a new ticket in the queue."},
+		&mcp.Tool{Name: "get_ticket_files", Description: "The files attached to a ticket, and their logs."},
+	)
 	create := ix.an.stem("create", false)
 	for _, tt := range []struct {
 		query   string
@@ -110,18 +103,14 @@ func TestAVerbBeforeAnArticleCreates(t *testing.T) {
 // "Don't forget that..." asks to remember; the everyday list once sent
 // forget to delete as well, and a memory's delete tool came first.
 func TestDontForgetRemembers(t *testing.T) {
-	ix := New(nil)
-	for _, tool := range []*mcp.Tool{
-		{Name: "delete_observations", Description: "Delete observations from the memory graph."},
-		{Name: "add_observations", Description: "Remember new observations in the memory graph."},
-	} {
-		ix.Add(Entry{Server: "memory", Name: tool.Name, Tool: tool})
-	}
-	for _, q := range []string{"FYI the Henderson job is now due in May, don't forget that", "never forget it: Ana is allergic to nuts"} {
-		if got := names(ix.Search(context.Background(), Query{Text: q, K: 2})); len(got) == 0 || got[0] != "add_observations" {
-			t.Errorf("%q: hits %q, want add_observations first", q, got)
-		}
-	}
+	ix := indexOf(nil,
+		&mcp.Tool{Name: "delete_observations", Description: "Delete observations from the memory graph."},
+		&mcp.Tool{Name: "add_observations", Description: "Remember new observations in the memory graph."},
+	)
+	wantFirst(t, ix, []firstHit{
+		{"FYI the Henderson job is now due in May, don't forget that", "add_observations"},
+		{"never forget it: Ana is allergic to nuts", "add_observations"},
+	})
 }
 
 // The curated lists are data that people edit: each line must keep the
@@ -161,11 +150,7 @@ func TestFeedbackAddsTheWordsTheBestToolsShare(t *testing.T) {
 		{Name: "paint_fence", Description: "Paint a fence."},
 	}
 	for _, on := range []bool{false, true} {
-		ix := New(&Options{Feedback: on})
-		for _, tool := range tools {
-			ix.Add(Entry{Server: "s", Name: tool.Name, Tool: tool})
-		}
-		got := names(ix.Search(context.Background(), Query{Text: "invoice", K: 5}))
+		got := names(indexOf(&Options{Feedback: on}, tools...).Search(context.Background(), Query{Text: "invoice", K: 5}))
 		if found := slices.Contains(got, "ledger_balance"); found != on {
 			t.Errorf("Feedback %v: hits %v; ledger_balance found %v", on, got, found)
 		}

@@ -13,6 +13,15 @@ import (
 // firstHit is a query and the tool it must rank first.
 type firstHit struct{ query, want string }
 
+// indexOf indexes tools as one server's ("s").
+func indexOf(opts *Options, tools ...*mcp.Tool) *Index {
+	ix := New(opts)
+	for _, tool := range tools {
+		ix.Add(Entry{Server: "s", Name: tool.Name, Tool: tool})
+	}
+	return ix
+}
+
 // wantFirst fails t for each query whose first hit is not its tool.
 func wantFirst(t *testing.T, ix *Index, tests []firstHit) {
 	t.Helper()
@@ -27,15 +36,12 @@ func wantFirst(t *testing.T, ix *Index, tests []firstHit) {
 // "closed PRs" asks for pull requests that are closed, not to close
 // something; "created after" filters by a date.
 func TestParticiplesThatFilterAreNotTheOperation(t *testing.T) {
-	ix := New(nil)
-	for _, tool := range []*mcp.Tool{
-		{Name: "close_page", Description: "Close a browser page."},
-		{Name: "list_pull_requests", Description: "List pull requests of a repository."},
-		{Name: "create_ticket", Description: "Create a ticket."},
-		{Name: "search_tickets", Description: "Search tickets by text, state and dates."},
-	} {
-		ix.Add(Entry{Server: "s", Name: tool.Name, Tool: tool})
-	}
+	ix := indexOf(nil,
+		&mcp.Tool{Name: "close_page", Description: "Close a browser page."},
+		&mcp.Tool{Name: "list_pull_requests", Description: "List pull requests of a repository."},
+		&mcp.Tool{Name: "create_ticket", Description: "Create a ticket."},
+		&mcp.Tool{Name: "search_tickets", Description: "Search tickets by text, state and dates."},
+	)
 	wantFirst(t, ix, []firstHit{
 		{"closed PRs in acme/web", "list_pull_requests"},
 		{"tickets created after 2025-01-01 with state open", "search_tickets"},

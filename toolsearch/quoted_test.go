@@ -37,13 +37,10 @@ func TestSplitQuotedTakesOutWhatIsQuoted(t *testing.T) {
 // do not choose the tool. Read as words, "uploading" here finds the
 // upload tool first.
 func TestQuotedWordsCountLessThanTheRequest(t *testing.T) {
-	ix := New(nil)
-	for _, tool := range []*mcp.Tool{
-		{Name: "create_issue", Description: "Create an issue in a project."},
-		{Name: "upload_avatar", Description: "Upload an avatar image when a crash report needs one."},
-	} {
-		ix.Add(Entry{Server: "s", Name: tool.Name, Tool: tool})
-	}
+	ix := indexOf(nil,
+		&mcp.Tool{Name: "create_issue", Description: "Create an issue in a project."},
+		&mcp.Tool{Name: "upload_avatar", Description: "Upload an avatar image when a crash report needs one."},
+	)
 	wantFirst(t, ix, []firstHit{
 		{`new issue "Crash when uploading avatar"`, "create_issue"},
 		// All quotes: the quotes are the request.
