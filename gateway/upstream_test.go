@@ -244,8 +244,12 @@ func TestFailedCallTakesTheUpstreamDown(t *testing.T) {
 	waitUntil(t, func() bool { return stateOf(g, "beta").State == StateDown }, "beta to be down after a failed call, long before its health check")
 	_, err = cs.CallTool(context.Background(), "beta_echo", map[string]string{"text": "x"})
 	var e *jsonrpc.Error
-	if !errors.As(err, &e) || e.Code != CodeUpstreamUnavailable || !strings.Contains(string(e.Data), `"retryAfterMs"`) || !strings.Contains(string(e.Data), `"state":"down"`) {
-		t.Fatalf("a call of a down server's tool: %v %s, want -32010 with retryAfterMs and the state", err, dataOf(e))
+	// Down, or already starting again: the supervisor's first retry comes
+	// a backoff (1 s here) after the failure, and a slow machine may reach
+	// this call after it. Either way the server is unavailable for now.
+	if !errors.As(err, &e) || e.Code != CodeUpstreamUnavailable || !strings.Contains(string(e.Data), `"retryAfterMs"`) ||
+		!strings.Contains(string(e.Data), `"state":"down"`) && !strings.Contains(string(e.Data), `"state":"starting"`) {
+		t.Fatalf("a call of a down server's tool: %v %s, want -32010 with retryAfterMs and the state (down or starting)", err, dataOf(e))
 	}
 	if _, err := cs.CallTool(context.Background(), "beta_nosuchtool", nil); rpcCode(err) != jsonrpc.CodeInvalidParams {
 		t.Errorf("a tool never published: %v, want -32602", err)
