@@ -186,12 +186,14 @@ func (ix *Index) queryTerms(text string) (map[string]float64, []value, map[strin
 			}
 		}
 	}
+	var lists []curated
 	if ix.opts.NoBridges&BridgeDomain == 0 {
-		ix.curatedTermsOf(&tx, w, domainTerms(), domainWeight)
+		lists = append(lists, curated{domainTerms(), domainWeight})
 	}
 	if ix.opts.NoBridges&BridgeEveryday == 0 {
-		ix.curatedTermsOf(&tx, w, everydayTerms(), everydayWeight)
+		lists = append(lists, curated{everydayTerms(), everydayWeight})
 	}
+	ix.curatedTermsOf(&tx, w, lists)
 	if ix.opts.NoBridges&BridgeWordNet == 0 {
 		ix.wordNetTerms(&tx, w)
 	}
