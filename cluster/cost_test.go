@@ -70,21 +70,21 @@ func TestRedisCostOfWarmCalls(t *testing.T) {
 		t.Errorf("a warm tools/call costs %.2f Redis commands, want at most 1", perCall)
 	}
 
-	mem := func() int64 {
-		info, err := rdb.Info(ctx, "memory").Result()
-		if err != nil {
+	// The sessions' own keys, each sized by MEMORY USAGE: used_memory
+	// over a few sessions moves with Redis's allocator and can even fall.
+	keys := func() map[string]bool {
+		out := map[string]bool{}
+		iter := rdb.Scan(ctx, 0, "*", 1000).Iterator()
+		for iter.Next(ctx) {
+			out[iter.Val()] = true
+		}
+		if err := iter.Err(); err != nil {
 			t.Fatal(err)
 		}
-		for _, line := range strings.Split(info, "\n") {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
-				n, _ := strconv.ParseInt(v, 10, 64)
-				return n
-			}
-		}
-		return 0
+		return out
 	}
 	const idle = 50
-	m0 := mem()
+	keysBefore := keys()
 	for range idle {
 		c := mcp.NewClient(&mcp.Implementation{Name: "idle", Version: "1"}, &mcp.ClientOptions{ProtocolVersion: mcp.Version20251125})
 		s, err := c.Connect(ctx, &mcphttp.ClientTransport{Endpoint: url, DisableLegacyFallback: true})
@@ -93,5 +93,23 @@ func TestRedisCostOfWarmCalls(t *testing.T) {
 		}
 		_ = s // left open: idle
 	}
-	t.Logf("Redis memory per idle session with its GET stream open: %d bytes (used_memory over %d sessions)", (mem()-m0)/idle, idle)
+	var bytes, added int64
+	for k := range keys() {
+		if keysBefore[k] {
+			continue
+		}
+		n, err := rdb.MemoryUsage(ctx, k, 0).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		bytes += n
+		added++
+	}
+	perSession := bytes / idle
+	t.Logf("Redis memory per idle session with its GET stream open: %d bytes (%d new keys over %d sessions, MEMORY USAGE)", perSession, added, idle)
+	// A bound, not a timing: a session record that grew tenfold would
+	// cost a 10,000-session cluster its Redis.
+	if perSession <= 0 || perSession > 4096 {
+		t.Errorf("an idle session takes %d bytes of Redis, want between 1 and 4096", perSession)
+	}
 }
