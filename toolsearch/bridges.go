@@ -126,17 +126,19 @@ var everydayText string
 var everydayTerms = sync.OnceValue(func() map[string][]string { return parseDomain(everydayText) })
 
 // parseDomain reads domain.txt: a line per term, "TERM: WORDS"; #
-// starts a comment.
+// starts a comment. Both sides are split into words as a query is, so
+// that a term written "to-do" is met by the words "to do" that a query
+// saying it is read as.
 func parseDomain(text string) map[string][]string {
 	out := map[string][]string{}
 	for line := range strings.Lines(text) {
 		line, _, _ = strings.Cut(line, "#")
-		term, words, ok := strings.Cut(line, ":")
-		term = strings.Join(strings.Fields(strings.ToLower(term)), " ")
+		term, targets, ok := strings.Cut(line, ":")
+		term = strings.Join(words(term, nil), " ")
 		if !ok || term == "" {
 			continue
 		}
-		out[term] = append(out[term], strings.Fields(strings.ToLower(words))...)
+		out[term] = append(out[term], words(targets, nil)...)
 	}
 	return out
 }
