@@ -156,14 +156,22 @@ type curated struct {
 // and a pronoun may come between a pair's words, so that a phrasal verb
 // is known however it is said: "spun up", "setting it up". One walk of
 // the query serves every list.
-func (ix *Index) curatedTermsOf(tx *analysis, w map[string]float64, lists []curated) {
+//
+// A list may give the names of products for the kind of service a query
+// means ("chat": slack, teams). When the query names its servers
+// (named), a word that names only others is not added: "merge it on
+// GitHub once the pipeline is green" must not bring in GitLab's tools
+// for "pipeline".
+func (ix *Index) curatedTermsOf(tx *analysis, w map[string]float64, lists []curated, named map[string]bool) {
 	if len(lists) == 0 {
 		return
 	}
 	add := func(term string) {
 		for _, l := range lists {
 			for _, o := range l.terms[term] {
-				ix.bridge(w, o, l.weight)
+				if named == nil || !ix.namesOnlyOthers(o, named) {
+					ix.bridge(w, o, l.weight)
+				}
 			}
 		}
 	}
@@ -189,6 +197,18 @@ func (ix *Index) curatedTermsOf(tx *analysis, w map[string]float64, lists []cura
 			}
 		}
 	}
+}
+
+// namesOnlyOthers reports whether word names a server (see
+// namedServers) and none of those in named.
+func (ix *Index) namesOnlyOthers(word string, named map[string]bool) bool {
+	servers := ix.serverParts[word]
+	for _, s := range servers {
+		if named[s] {
+			return false
+		}
+	}
+	return len(servers) > 0
 }
 
 // objectPronouns may come between a phrasal verb's words ("clean it up").

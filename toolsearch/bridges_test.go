@@ -98,7 +98,7 @@ func TestAVerbBeforeAnArticleCreates(t *testing.T) {
 		{"the file of ticket 12", false},
 		{"log of ticket 12", false},
 	} {
-		w, _, _ := ix.queryTerms(tt.query)
+		w, _, _ := ix.queryTerms(tt.query, nil)
 		if got := w[create] >= domainWeight; got != tt.creates {
 			t.Errorf("%q: create weighs %.2f; want create implied %v", tt.query, w[create], tt.creates)
 		}

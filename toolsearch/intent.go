@@ -134,10 +134,11 @@ type intent struct {
 	unsaid []*term
 }
 
-// intentOf finds the servers text names and, if it is a question, the
-// write operations that the terms qt do not have.
-func (ix *Index) intentOf(text string, qt map[string]float64) intent {
-	in := intent{named: ix.namedServers(text)}
+// intentOf is what text asks for beyond its words: the servers it names
+// (named, from namedServers) and, if it is a question, the write
+// operations that the terms qt do not have.
+func (ix *Index) intentOf(text string, qt map[string]float64, named map[string]bool) intent {
+	in := intent{named: named}
 	if question(text) {
 		for _, s := range writeStems {
 			if _, said := qt[s]; !said && ix.terms[s] != nil {

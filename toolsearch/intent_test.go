@@ -63,6 +63,23 @@ func TestNamedServerIsPreferred(t *testing.T) {
 	})
 }
 
+// A query that does not name its service names its kind ("in chat",
+// "the feature toggle"): the everyday list gives the products of that kind, so
+// their servers' tools come first. A query that names a server keeps
+// it (TestNamedServerIsPreferred).
+func TestAKindOfServiceFindsItsProducts(t *testing.T) {
+	ix := New(nil)
+	ix.SetServer("slack", []Entry{{Name: "get_channel_history", Tool: &mcp.Tool{Name: "get_channel_history", Description: "Get recent messages from a channel."}}})
+	ix.SetServer("gmail", []Entry{{Name: "search_emails", Tool: &mcp.Tool{Name: "search_emails", Description: "Search emails with a query; returns the messages found."}}})
+	ix.SetServer("launchdarkly", []Entry{{Name: "update_feature_flag", Tool: &mcp.Tool{Name: "update_feature_flag", Description: "Update a feature flag's settings."}}})
+	ix.SetServer("shopify", []Entry{{Name: "update_checkout_settings", Tool: &mcp.Tool{Name: "update_checkout_settings", Description: "Update the store's checkout settings."}}})
+	wantFirst(t, ix, []firstHit{
+		{"someone posted the VPN setup steps in chat a while back, find the messages", "get_channel_history"},
+		{"anything in my inbox from the landlord?", "search_emails"},
+		{"switch off the new checkout's feature toggle", "update_feature_flag"},
+	})
+}
+
 func TestNamedServers(t *testing.T) {
 	ix := New(nil)
 	ix.SetServer("brave-search", []Entry{{Name: "web", Tool: &mcp.Tool{Name: "web", Description: "Search the web."}}})

@@ -134,7 +134,7 @@ var (
 //
 // It also returns the terms that only filter (see participleFilter): they
 // count in the score, but not as covering a tool's name.
-func (ix *Index) queryTerms(text string) (map[string]float64, []value, map[string]bool) {
+func (ix *Index) queryTerms(text string, named map[string]bool) (map[string]float64, []value, map[string]bool) {
 	text, values := queryValues(text, nil)
 	rest, quoted := splitQuoted(text)
 	rest = negations.Replace(rest)
@@ -193,7 +193,7 @@ func (ix *Index) queryTerms(text string) (map[string]float64, []value, map[strin
 	if ix.opts.NoBridges&BridgeEveryday == 0 {
 		lists = append(lists, curated{everydayTerms(), everydayWeight})
 	}
-	ix.curatedTermsOf(&tx, w, lists)
+	ix.curatedTermsOf(&tx, w, lists, named)
 	if ix.opts.NoBridges&BridgeWordNet == 0 {
 		ix.wordNetTerms(&tx, w)
 	}
@@ -241,8 +241,9 @@ func (ix *Index) bm25(text string, acc *accum) []scored {
 	if ix.live == 0 {
 		return nil
 	}
-	qt, values, filters := ix.queryTerms(text)
-	in := ix.intentOf(text, qt)
+	named := ix.namedServers(text)
+	qt, values, filters := ix.queryTerms(text, named)
+	in := ix.intentOf(text, qt, named)
 	in.filters = filters
 	out := ix.score(qt, values, in, acc)
 	if ix.opts.Feedback && ix.feedbackTermsOf(out, qt) {
