@@ -63,6 +63,24 @@ func TestNamedServerIsPreferred(t *testing.T) {
 	})
 }
 
+// A curated word is held back for naming other servers than the query
+// names only when it is the product a server is named after ("gitlab"
+// of gitlab-zereight), not a word of what a server does ("chart" of
+// antv-chart: "plot this as a line" names line-bot and still wants a
+// chart).
+func TestOnlyAProductNameIsHeldBack(t *testing.T) {
+	ix := New(nil)
+	for _, server := range []string{"gitlab-zereight", "antv-chart", "line-bot"} {
+		ix.SetServer(server, []Entry{{Name: server + "_t", Tool: &mcp.Tool{Name: "t", Description: "A tool."}}})
+	}
+	named := map[string]bool{"line-bot": true}
+	for word, want := range map[string]bool{"gitlab": true, "antv": true, "chart": false, "line": false, "bot": false, "issue": false} {
+		if got := ix.namesOnlyOthers(word, named); got != want {
+			t.Errorf("namesOnlyOthers(%q, line-bot named) = %v, want %v", word, got, want)
+		}
+	}
+}
+
 // A query that does not name its service names its kind ("in chat",
 // "the feature toggle"): the everyday list gives the products of that kind, so
 // their servers' tools come first. A query that names a server keeps
