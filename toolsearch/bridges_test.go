@@ -98,7 +98,8 @@ func TestAVerbBeforeAnArticleCreates(t *testing.T) {
 		{"the file of ticket 12", false},
 		{"log of ticket 12", false},
 	} {
-		w, _, _ := ix.queryTerms(tt.query, nil)
+		rest, values := queryValues(tt.query, nil)
+		w, _ := ix.queryTerms(rest, values, nil)
 		if got := w[create] >= domainWeight; got != tt.creates {
 			t.Errorf("%q: create weighs %.2f; want create implied %v", tt.query, w[create], tt.creates)
 		}

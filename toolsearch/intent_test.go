@@ -63,6 +63,16 @@ func TestNamedServerIsPreferred(t *testing.T) {
 	})
 }
 
+// A value is not a word: "dev" in a path does not name shopify-dev.
+func TestAValueNamesNoServer(t *testing.T) {
+	ix := New(nil)
+	ix.SetServer("shopify-dev", []Entry{{Name: "validate_theme", Tool: &mcp.Tool{Name: "validate_theme", Description: "Start npm test for a theme."}}})
+	ix.SetServer("desktop-commander", []Entry{{Name: "start_process", Tool: &mcp.Tool{Name: "start_process", Description: "Start npm test in a folder."}}})
+	wantFirst(t, ix, []firstHit{
+		{"in /home/dev/webapp kick off npm test", "start_process"},
+	})
+}
+
 // A curated word is held back for naming other servers than the query
 // names only when it is the product a server is named after ("gitlab"
 // of gitlab-zereight), not a word of what a server does ("chart" of

@@ -128,14 +128,13 @@ var (
 // of adjacent words run together, the parts of a word the index only
 // knows apart ("cosmosdb": cosmos, db), and the words it implies
 // (synonyms of common operations) at a fraction of a word, never more
-// than the word itself has. The query's values are not words: each
-// stands for the parameters that take its kind, and implies the words of
-// its kind (see queryValues).
+// than the word itself has. The query's values (see queryValues) are not
+// in text, blanked out: each stands for the parameters that take its
+// kind, and implies the words of its kind.
 //
 // It also returns the terms that only filter (see participleFilter): they
 // count in the score, but not as covering a tool's name.
-func (ix *Index) queryTerms(text string, named map[string]bool) (map[string]float64, []value, map[string]bool) {
-	text, values := queryValues(text, nil)
+func (ix *Index) queryTerms(text string, values []value, named map[string]bool) (map[string]float64, map[string]bool) {
 	rest, quoted := splitQuoted(text)
 	rest = negations.Replace(rest)
 	var tx analysis
@@ -211,7 +210,7 @@ func (ix *Index) queryTerms(text string, named map[string]bool) (map[string]floa
 			}
 		}
 	}
-	return w, values, filters
+	return w, filters
 }
 
 // negations joins a negated verb into one word, as people also type it
@@ -241,8 +240,10 @@ func (ix *Index) bm25(text string, acc *accum) []scored {
 	if ix.live == 0 {
 		return nil
 	}
-	named := ix.namedServers(text)
-	qt, values, filters := ix.queryTerms(text, named)
+	// A value is not a word: a path's "dev" does not name shopify-dev.
+	rest, values := queryValues(text, nil)
+	named := ix.namedServers(rest)
+	qt, filters := ix.queryTerms(rest, values, named)
 	in := ix.intentOf(text, qt, named)
 	in.filters = filters
 	out := ix.score(qt, values, in, acc)
