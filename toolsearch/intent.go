@@ -42,6 +42,9 @@ func participleFilter(tx *analysis, i int) bool {
 // or a part of it ("gitlab" names gitlab-zereight), unless that part is a
 // word the other servers' tools use widely (more than genericShare of
 // all tools): a server named "search" is not named by "search the web".
+// Nor is a server named by a later word of its name that the dictionary
+// knows: that says what it does ("my calendar" is any calendar, not
+// google-calendar's), where the first word is the product.
 var (
 	serverBoost  = 0.5
 	genericShare = 0.05
@@ -59,6 +62,9 @@ func (ix *Index) namedServers(text string) map[string]bool {
 		}
 		for _, server := range ix.serverParts[w] {
 			if other := ix.df(ix.an.stem(w, false)) - len(ix.byServer[server]); float64(other) > genericShare*float64(ix.live) {
+				continue
+			}
+			if parts := nameParts(server); parts[0] != w && len(wn.Related(w)) > 0 {
 				continue
 			}
 			if named == nil {

@@ -112,6 +112,7 @@ func TestNamedServers(t *testing.T) {
 	ix := New(nil)
 	ix.SetServer("brave-search", []Entry{{Name: "web", Tool: &mcp.Tool{Name: "web", Description: "Search the web."}}})
 	ix.SetServer("google-calendar", []Entry{{Name: "list_events", Tool: &mcp.Tool{Name: "list_events", Description: "List events."}}})
+	ix.SetServer("mcp-atlassian", []Entry{{Name: "get_page", Tool: &mcp.Tool{Name: "get_page", Description: "Get a Confluence page."}}})
 	for i, server := range []string{"docs", "code", "mail"} {
 		// Other servers search too: "search" is a word of the catalog,
 		// and names no server.
@@ -124,6 +125,12 @@ func TestNamedServers(t *testing.T) {
 		{"search the web with Brave", []string{"brave-search"}},
 		{"search the web", nil},
 		{"what's on my GoogleCalendar", []string{"google-calendar"}},
+		{"what's on google's calendar", []string{"google-calendar"}},
+		// A later word of a name that the dictionary knows says what the
+		// server does: any calendar will do. One it does not know is the
+		// product (mcp-atlassian).
+		{"what's on my calendar", nil},
+		{"the atlassian wiki page", []string{"mcp-atlassian"}},
 		{"docs and mail", []string{"docs", "mail"}},
 	} {
 		got := slices.Sorted(maps.Keys(ix.namedServers(tt.query)))
