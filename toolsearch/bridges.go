@@ -200,18 +200,16 @@ func (ix *Index) curatedTermsOf(tx *analysis, w map[string]float64, lists []cura
 }
 
 // namesOnlyOthers reports whether word is the product a server is named
-// after, the first word of its name ("gitlab" of gitlab-zereight), and
-// names none of those in named. A later word of a name says what the
-// server does ("chart" of antv-chart) and may mean just that.
+// after (see productOf) and names none of those in named. A later word
+// of a name says what the server does ("chart" of antv-chart) and may
+// mean just that.
 func (ix *Index) namesOnlyOthers(word string, named map[string]bool) bool {
 	product := false
 	for _, s := range ix.serverParts[word] {
 		if named[s] {
 			return false
 		}
-		if parts := nameParts(s); len(parts) > 0 && parts[0] == word {
-			product = true
-		}
+		product = product || productOf(s) == word
 	}
 	return product
 }

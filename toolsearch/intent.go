@@ -64,7 +64,7 @@ func (ix *Index) namedServers(text string) map[string]bool {
 			if other := ix.df(ix.an.stem(w, false)) - len(ix.byServer[server]); float64(other) > genericShare*float64(ix.live) {
 				continue
 			}
-			if parts := nameParts(server); parts[0] != w && len(wn.Related(w)) > 0 {
+			if w != productOf(server) && len(wn.Related(w)) > 0 {
 				continue
 			}
 			if named == nil {
@@ -74,6 +74,16 @@ func (ix *Index) namedServers(text string) map[string]bool {
 		}
 	}
 	return named
+}
+
+// productOf is the first word of a server's name that can name it: the
+// product it is named after ("gitlab" of gitlab-zereight), where later
+// words say what it does ("calendar" of google-calendar).
+func productOf(server string) string {
+	if parts := nameParts(server); len(parts) > 0 {
+		return parts[0]
+	}
+	return ""
 }
 
 // nameParts are the words of a server's name that can name it.

@@ -92,9 +92,9 @@ func TestOnlyAProductNameIsHeldBack(t *testing.T) {
 }
 
 // A query that does not name its service names its kind ("in chat",
-// "the feature toggle"): the everyday list gives the products of that kind, so
-// their servers' tools come first. A query that names a server keeps
-// it (TestNamedServerIsPreferred).
+// "the feature toggle"): the everyday list gives the products of that
+// kind, so their servers' tools come first. A query that names a server
+// keeps it (TestNamedServerIsPreferred).
 func TestAKindOfServiceFindsItsProducts(t *testing.T) {
 	ix := New(nil)
 	ix.SetServer("slack", []Entry{{Name: "get_channel_history", Tool: &mcp.Tool{Name: "get_channel_history", Description: "Get recent messages from a channel."}}})
