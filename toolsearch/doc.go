@@ -32,15 +32,18 @@
 // words the query means, each below the query's own: from WordNet
 // ([BridgeWordNet]), from a curated software map, phrasal verbs included
 // ([BridgeDomain], domain.txt: "k8s", "spun it up"), and from a broader
-// list of how people say what tools do and the situations that call for
-// them ([BridgeEveryday], everyday.txt: "how big", "get rid of",
-// "landlord").
+// list of how people say what tools do, the situations that call for
+// them, and the kinds of service they name instead of a product
+// ([BridgeEveryday], everyday.txt: "how big", "get rid of", "landlord",
+// "in chat": slack, teams).
 //
 // Values in the query (a URL, a path, a number, an identifier) are
 // evidence for tools whose parameters take them, and quoted text (a
 // title, a message) counts a fraction of a word, as what a tool is given
 // rather than what it does; the tools of a server the query names ("on
-// GitHub") rank higher, and for a question, tools that write rank lower.
+// GitHub") rank higher, and the product names a curated term gives for
+// other servers are then left out; for a question, tools that write rank
+// lower.
 // With [Query.Servers] set, servers are ranked first and only the best
 // servers' tools are returned. A search reads the first [MaxQueryLen]
 // characters of a query. Each [Hit] carries the tool, its estimated
