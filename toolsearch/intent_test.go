@@ -22,6 +22,16 @@ func indexOf(opts *Options, tools ...*mcp.Tool) *Index {
 	return ix
 }
 
+// indexOfServers indexes one tool for each server, given as {server,
+// tool, description}.
+func indexOfServers(tools ...[3]string) *Index {
+	ix := New(nil)
+	for _, t := range tools {
+		ix.SetServer(t[0], []Entry{{Name: t[1], Tool: &mcp.Tool{Name: t[1], Description: t[2]}}})
+	}
+	return ix
+}
+
 // wantFirst fails t for each query whose first hit is not its tool.
 func wantFirst(t *testing.T, ix *Index, tests []firstHit) {
 	t.Helper()
@@ -54,9 +64,10 @@ func TestParticiplesThatFilterAreNotTheOperation(t *testing.T) {
 // A query that names a server means its tools, though another server's
 // tool says the query's other words more often.
 func TestNamedServerIsPreferred(t *testing.T) {
-	ix := New(nil)
-	ix.SetServer("github", []Entry{{Name: "merge_pull_request", Tool: &mcp.Tool{Name: "merge_pull_request", Description: "Merge a pull request."}}})
-	ix.SetServer("gitlab-zereight", []Entry{{Name: "merge_merge_request", Tool: &mcp.Tool{Name: "merge_merge_request", Description: "Merge a merge request: squash and merge, or merge when the pipeline succeeds."}}})
+	ix := indexOfServers(
+		[3]string{"github", "merge_pull_request", "Merge a pull request."},
+		[3]string{"gitlab-zereight", "merge_merge_request", "Merge a merge request: squash and merge, or merge when the pipeline succeeds."},
+	)
 	wantFirst(t, ix, []firstHit{
 		{"squash and merge #77 on GitHub once the pipeline is green", "merge_pull_request"},
 		{"squash and merge !77 on gitlab", "merge_merge_request"},
@@ -65,9 +76,10 @@ func TestNamedServerIsPreferred(t *testing.T) {
 
 // A value is not a word: "dev" in a path does not name shopify-dev.
 func TestAValueNamesNoServer(t *testing.T) {
-	ix := New(nil)
-	ix.SetServer("shopify-dev", []Entry{{Name: "validate_theme", Tool: &mcp.Tool{Name: "validate_theme", Description: "Start npm test for a theme."}}})
-	ix.SetServer("desktop-commander", []Entry{{Name: "start_process", Tool: &mcp.Tool{Name: "start_process", Description: "Start npm test in a folder."}}})
+	ix := indexOfServers(
+		[3]string{"shopify-dev", "validate_theme", "Start npm test for a theme."},
+		[3]string{"desktop-commander", "start_process", "Start npm test in a folder."},
+	)
 	wantFirst(t, ix, []firstHit{
 		{"in /home/dev/webapp kick off npm test", "start_process"},
 	})
@@ -96,11 +108,12 @@ func TestOnlyAProductNameIsHeldBack(t *testing.T) {
 // kind, so their servers' tools come first. A query that names a server
 // keeps it (TestNamedServerIsPreferred).
 func TestAKindOfServiceFindsItsProducts(t *testing.T) {
-	ix := New(nil)
-	ix.SetServer("slack", []Entry{{Name: "get_channel_history", Tool: &mcp.Tool{Name: "get_channel_history", Description: "Get recent messages from a channel."}}})
-	ix.SetServer("gmail", []Entry{{Name: "search_emails", Tool: &mcp.Tool{Name: "search_emails", Description: "Search emails with a query; returns the messages found."}}})
-	ix.SetServer("launchdarkly", []Entry{{Name: "update_feature_flag", Tool: &mcp.Tool{Name: "update_feature_flag", Description: "Update a feature flag's settings."}}})
-	ix.SetServer("shopify", []Entry{{Name: "update_checkout_settings", Tool: &mcp.Tool{Name: "update_checkout_settings", Description: "Update the store's checkout settings."}}})
+	ix := indexOfServers(
+		[3]string{"slack", "get_channel_history", "Get recent messages from a channel."},
+		[3]string{"gmail", "search_emails", "Search emails with a query; returns the messages found."},
+		[3]string{"launchdarkly", "update_feature_flag", "Update a feature flag's settings."},
+		[3]string{"shopify", "update_checkout_settings", "Update the store's checkout settings."},
+	)
 	wantFirst(t, ix, []firstHit{
 		{"someone posted the VPN setup steps in chat a while back, find the messages", "get_channel_history"},
 		{"anything in my inbox from the landlord?", "search_emails"},
